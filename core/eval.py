@@ -1,0 +1,119 @@
+"""Benchmark runner behind `python -m core bench NAME --data FILE --out DIR [options]`.
+
+Each benchmark is a module with `add_arguments(parser)` (optional) and `run(ctx) -> BenchResult`.
+The runner owns what every benchmark shares: the fixed command line, the JSONL of items, and the
+summary file `{"benchmark", "data", "code_version", "settings", "results", "timings"}`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from core import __version__
+from core.paths import REPO_ROOT
+
+# name -> module. A benchmark's issue adds its line; the module loads only when it runs.
+BENCHMARKS: dict[str, str] = {}
+
+
+@dataclass
+class BenchContext:
+    name: str
+    data: Path
+    out: Path
+    methods: list[str]
+    limit: int | None
+    seed: int
+    options: dict[str, Any] = field(default_factory=dict)  # benchmark-specific flags
+    make_tools: Callable[[], Any] | None = None  # -> core.methods.Toolkit (loads models on demand)
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._items = (self.out / "items.jsonl").open("w", encoding="utf-8")
+
+    def write_item(self, item: dict) -> None:
+        self._items.write(json.dumps(item, ensure_ascii=False) + "\n")
+        self._items.flush()
+
+    def close(self) -> None:
+        self._items.close()
+
+
+@dataclass
+class BenchResult:
+    results: dict[str, dict[str, Any]]  # method -> metric -> value
+    timings: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # method -> stage -> samples (s)
+    settings: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # benchmark-specific summary fields
+
+
+def code_version() -> str:
+    """Package version plus the git commit (and '+dirty' with uncommitted changes) when known."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+    if rev.returncode != 0:
+        return __version__
+    return f"{__version__}+{rev.stdout.strip()}" + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def summarise_samples(samples: Iterable[float]) -> dict[str, float]:
+    values = np.asarray(list(samples), dtype=float)
+    if values.size == 0:
+        return {"median_s": float("nan"), "p95_s": float("nan"), "n": 0}
+    return {"median_s": float(np.median(values)), "p95_s": float(np.percentile(values, 95)), "n": int(values.size)}
+
+
+def summarise_timings(timings: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[str, float]]]:
+    return {m: {stage: summarise_samples(v) for stage, v in stages.items()} for m, stages in timings.items()}
+
+
+def load_benchmark(name: str):
+    if name not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS)) or 'none yet'}")
+    return importlib.import_module(BENCHMARKS[name])
+
+
+def run_benchmark(ctx: BenchContext) -> dict:
+    """Run one benchmark and write DIR/items.jsonl and DIR/summary.json; returns the summary."""
+    module = load_benchmark(ctx.name)
+    if not ctx.data.exists():
+        raise FileNotFoundError(f"data file {ctx.data} does not exist")
+    t0 = time.perf_counter()
+    try:
+        result: BenchResult = module.run(ctx)
+    finally:
+        ctx.close()
+    summary = {
+        "benchmark": ctx.name,
+        "data": str(ctx.data),
+        "code_version": code_version(),
+        "settings": {"methods": ctx.methods, "limit": ctx.limit, "seed": ctx.seed, **ctx.options, **result.settings},
+        "results": result.results,
+        "timings": summarise_timings(result.timings),
+        "wall_s": round(time.perf_counter() - t0, 3),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **result.extra,
+    }
+    (ctx.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+    return summary
+
+
+def read_run(out_dir: str | Path) -> tuple[dict, list[dict]]:
+    """(summary, items) of a finished run folder."""
+    out_dir = Path(out_dir)
+    summary = json.loads((out_dir / "summary.json").read_text())
+    items_path = out_dir / "items.jsonl"
+    items = [json.loads(line) for line in items_path.read_text().splitlines() if line.strip()] if items_path.exists() else []
+    return summary, items

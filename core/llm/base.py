@@ -1,0 +1,181 @@
+"""The LLM protocol: chat completion, likelihood scoring of fixed candidates, validated JSON.
+
+Every backend subclasses `LLM` and implements `_complete` (and `_score` where it can). The public
+methods add what all backends share: batching fall-back, JSON validation, call counting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    seconds: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class LLMError(RuntimeError):
+    """The backend failed: endpoint unreachable, timed out, refused, or the model failed to load."""
+
+
+class LLMOutputError(ValueError):
+    """The model answered, but not in the shape asked for (malformed JSON, schema violation)."""
+
+
+class ScoringUnsupported(LLMError):
+    """This backend cannot return log-likelihoods of given continuations."""
+
+
+def as_messages(messages: Sequence[Message] | Sequence[dict] | str) -> list[Message]:
+    if isinstance(messages, str):
+        return [Message("user", messages)]
+    return [m if isinstance(m, Message) else Message(m["role"], m["content"]) for m in messages]
+
+
+def cut_at_stop(text: str, stop: Sequence[str] | None) -> str:
+    if not stop:
+        return text
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=len(text))
+    return text[:cut]
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def extract_json(text: str):
+    """The first JSON object or array in `text` (fenced or bare); LLMOutputError if none parses."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        for start, ch in enumerate(candidate):
+            if ch in "{[":
+                try:
+                    value, _ = decoder.raw_decode(candidate[start:])
+                    return value
+                except json.JSONDecodeError:
+                    continue
+    raise LLMOutputError(f"no JSON found in model output: {text[:200]!r}")
+
+
+class LLM(ABC):
+    """One chat model. Thread-safe counters; subclasses hold the model or the client."""
+
+    name: str = "llm"
+    supports_scoring: bool = False
+
+    def __init__(self) -> None:
+        self._calls = 0
+        self._lock = threading.Lock()
+
+    # -- what backends implement -------------------------------------------------------------
+    @abstractmethod
+    def _complete(
+        self, batch: list[list[Message]], temperature: float, max_tokens: int, stop: Sequence[str] | None
+    ) -> list[Completion]:
+        """Complete each conversation of the batch."""
+
+    def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
+        raise ScoringUnsupported(f"{self.name} cannot score candidate continuations")
+
+    # -- the protocol ------------------------------------------------------------------------
+    @property
+    def calls(self) -> int:
+        """Model calls so far (a batch of n conversations counts n)."""
+        return self._calls
+
+    def _count(self, n: int) -> None:
+        with self._lock:
+            self._calls += n
+
+    def chat(
+        self,
+        messages: Sequence[Message] | Sequence[dict] | str,
+        *,
+        temperature: float = 0.8,
+        max_tokens: int = 200,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        return self.chat_batch([messages], temperature=temperature, max_tokens=max_tokens, stop=stop)[0]
+
+    def chat_batch(
+        self,
+        batch: Sequence[Sequence[Message] | Sequence[dict] | str],
+        *,
+        temperature: float = 0.8,
+        max_tokens: int = 200,
+        stop: Sequence[str] | None = None,
+    ) -> list[Completion]:
+        """Several independent completions; local backends run them as one padded batch, endpoints
+        as concurrent requests."""
+        if not batch:
+            return []
+        convs = [as_messages(m) for m in batch]
+        self._count(len(convs))
+        out = self._complete(convs, temperature, max_tokens, stop)
+        return [Completion(cut_at_stop(c.text, stop).strip(), c.model, c.seconds, c.prompt_tokens, c.completion_tokens) for c in out]
+
+    def score(self, messages: Sequence[Message] | Sequence[dict] | str, candidates: Sequence[str]) -> list[float]:
+        """Total log-likelihood of each candidate as the assistant's reply to `messages`."""
+        if not candidates:
+            return []
+        self._count(1)
+        return self._score(as_messages(messages), list(candidates))
+
+    def choose(self, messages, options: Sequence[str]) -> tuple[int, list[float]]:
+        """Index of the most likely option (mean log-likelihood per character, so long options are
+        not penalised for length) and the per-option scores."""
+        raw = self.score(messages, options)
+        norm = [s / max(1, len(o)) for s, o in zip(raw, options)]
+        return max(range(len(options)), key=norm.__getitem__), norm
+
+    def json(
+        self,
+        messages: Sequence[Message] | Sequence[dict] | str,
+        schema: dict,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 400,
+        retries: int = 1,
+    ):
+        """Parse the reply as JSON and validate it against `schema` (JSON Schema); retry with the
+        error fed back, then raise LLMOutputError. Callers fall back to a symbolic path on it."""
+        import jsonschema
+
+        convs = as_messages(messages)
+        last_error = ""
+        for _ in range(retries + 1):
+            attempt = convs if not last_error else convs + [Message("user", f"Your last answer was invalid ({last_error}). Reply with JSON only.")]
+            text = self.chat(attempt, temperature=temperature, max_tokens=max_tokens).text
+            try:
+                value = extract_json(text)
+                jsonschema.validate(value, schema)
+                return value
+            except (LLMOutputError, jsonschema.ValidationError) as err:
+                last_error = str(err).splitlines()[0][:200]
+        raise LLMOutputError(f"model output failed the schema after {retries + 1} tries: {last_error}")
+
+    def ping(self) -> Completion:
+        """A tiny request that proves the backend answers (raises LLMError if not)."""
+        return self.chat("Say OK.", temperature=0.0, max_tokens=4)
+
+
+def timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0

@@ -1,0 +1,111 @@
+"""Any OpenAI-compatible endpoint: OpenAI, vLLM, Ollama, llama.cpp server, LM Studio.
+
+Batches run as concurrent requests. Scoring uses the legacy completions endpoint with
+`echo=True, logprobs` (vLLM and llama.cpp serve it; OpenAI's chat models do not): when the
+endpoint refuses, scoring is marked unsupported and callers take their fall-back path.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+from core.config import LLMSettings
+from core.llm.base import LLM, Completion, LLMError, Message, ScoringUnsupported
+
+
+def _flat_prompt(messages: list[Message]) -> str:
+    lines = [f"{m.role.capitalize()}: {m.content}" for m in messages]
+    return "\n".join(lines) + "\nAssistant:"
+
+
+class OpenAICompatibleLLM(LLM):
+    def __init__(self, settings: LLMSettings, max_concurrency: int = 8) -> None:
+        super().__init__()
+        import openai
+
+        if not settings.model:
+            raise LLMError("an OpenAI-compatible backend needs a model name")
+        self.settings = settings
+        self.name = settings.model
+        self.supports_scoring = True  # until the endpoint says otherwise
+        self._openai = openai
+        self._client = openai.OpenAI(
+            base_url=settings.base_url or None,
+            # Local servers (Ollama, vLLM) accept any key; the client insists on a non-empty one.
+            api_key=settings.api_key or "not-needed",
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+        )
+        self._pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="llm")
+
+    def _where(self) -> str:
+        return self.settings.base_url or "the OpenAI API"
+
+    def _wrap(self, err: Exception) -> LLMError:
+        o = self._openai
+        if isinstance(err, o.APITimeoutError):
+            return LLMError(f"{self._where()} did not answer within {self.settings.timeout_s:.0f} s")
+        if isinstance(err, o.APIConnectionError):
+            return LLMError(f"cannot reach {self._where()}: is the server running and the URL right?")
+        if isinstance(err, o.AuthenticationError):
+            return LLMError(f"{self._where()} refused the API key (401)")
+        if isinstance(err, o.NotFoundError):
+            return LLMError(f"{self._where()} has no model '{self.settings.model}' (404)")
+        if isinstance(err, o.APIStatusError):
+            return LLMError(f"{self._where()} answered HTTP {err.status_code}: {str(err.message)[:200]}")
+        return LLMError(f"{self._where()}: {type(err).__name__}: {err}")
+
+    def _one(self, messages: list[Message], temperature: float, max_tokens: int, stop) -> Completion:
+        t0 = time.perf_counter()
+        try:
+            resp = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=[{"role": m.role, "content": m.content} for m in messages],
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stop=list(stop) if stop else None,
+            )
+        except self._openai.OpenAIError as err:
+            raise self._wrap(err) from err
+        if not resp.choices:
+            raise LLMError(f"{self._where()} returned no choices")
+        usage = resp.usage
+        return Completion(
+            text=resp.choices[0].message.content or "",
+            model=resp.model or self.settings.model,
+            seconds=time.perf_counter() - t0,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        )
+
+    def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
+        if len(batch) == 1:
+            return [self._one(batch[0], temperature, max_tokens, stop)]
+        futures = [self._pool.submit(self._one, m, temperature, max_tokens, stop) for m in batch]
+        return [f.result() for f in futures]
+
+    def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
+        if not self.supports_scoring:
+            raise ScoringUnsupported(f"{self._where()} does not return prompt log-probabilities")
+        prompt = _flat_prompt(messages) + " "
+        return list(self._pool.map(lambda c: self._score_one(prompt, c), candidates))
+
+    def _score_one(self, prompt: str, candidate: str) -> float:
+        try:
+            resp = self._client.completions.create(
+                model=self.settings.model, prompt=prompt + candidate, echo=True, logprobs=1, max_tokens=0
+            )
+            lp = resp.choices[0].logprobs
+            offsets, values = lp.text_offset, lp.token_logprobs
+        except (self._openai.BadRequestError, self._openai.NotFoundError, AttributeError, TypeError, IndexError) as err:
+            self.supports_scoring = False
+            raise ScoringUnsupported(f"{self._where()} cannot score continuations: {err}") from err
+        except self._openai.OpenAIError as err:
+            raise self._wrap(err) from err
+        if not offsets or not values:
+            self.supports_scoring = False
+            raise ScoringUnsupported(f"{self._where()} returned no prompt log-probabilities")
+        start = len(prompt)
+        return float(sum(v for o, v in zip(offsets, values) if o >= start and v is not None))

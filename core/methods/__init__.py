@@ -1,0 +1,33 @@
+"""Method registry. Each entry maps a short name to "module:Class"; modules load on first use so
+that listing methods imports nothing heavy. A new method adds one line here."""
+
+from __future__ import annotations
+
+import importlib
+
+from core.methods.method import Method, Toolkit
+
+METHODS: dict[str, str] = {
+    "base": "core.methods.base:PlainMethod",
+    "rag": "core.methods.rag:RagMethod",
+}
+
+
+def method_class(name: str) -> type[Method]:
+    try:
+        target = METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)}") from None
+    module, cls = target.split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def create_method(name: str, tools: Toolkit, config=None) -> Method:
+    return method_class(name)(tools, config)
+
+
+def available_methods() -> list[str]:
+    return list(METHODS)
+
+
+__all__ = ["METHODS", "Method", "Toolkit", "available_methods", "create_method", "method_class"]

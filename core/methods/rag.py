@@ -1,0 +1,78 @@
+"""`rag`: chunk RAG over earlier turns. Each observed turn is embedded into a vector index; a
+reply retrieves the top-K turns most similar to the query and answers from them plus the most
+recent turns."""
+
+from __future__ import annotations
+
+from core.config import RAGConfig
+from core.dialogue import Dialogue, Evidence, Reply, Trace, Turn
+from core.llm.base import Message
+from core.llm.prompts import render_prompt
+from core.methods.method import Method, Stopwatch, history_messages, turn_line
+from core.vectors import VectorIndex
+
+
+class RagMethod(Method):
+    name = "rag"
+    label = "Chunk RAG (turns)"
+    description = "Top-K earlier turns by embedding similarity, plus the latest turns."
+
+    def __init__(self, tools, config: RAGConfig | None = None) -> None:
+        super().__init__(tools, config)
+        self.index: VectorIndex | None = None
+
+    @classmethod
+    def default_config(cls) -> RAGConfig:
+        return RAGConfig()
+
+    def observe(self, turn: Turn) -> None:
+        embedder = self.tools.need_embedder()
+        if self.index is None:
+            self.index = VectorIndex(embedder.dim)
+        item = {"turn_id": turn.turn_id, "role": turn.role, "speaker": turn.speaker, "text": turn.text, "session": turn.session}
+        self.index.add(embedder.encode([turn_line(turn)]), [item])
+        self.observed += 1
+
+    def retrieve(self, dialogue: Dialogue, query: str, k: int, exclude_last: int = 0) -> list[Evidence]:
+        """Top-k earlier turns; `exclude_last` leaves out the newest turns (already in the prompt)."""
+        self.sync(dialogue)
+        if self.index is None or k <= 0:
+            return []
+        searchable = len(self.index) - exclude_last
+        if searchable <= 0:
+            return []
+        hits = self.index.search(self.tools.need_embedder().encode([query]), len(self.index))[0]
+        hits = [h for h in hits if h.id < searchable][:k]
+        return [
+            Evidence(
+                text=f"{h.item['speaker'] or h.item['role'].capitalize()}: {h.item['text']}",
+                score=h.score,
+                source=h.item["turn_id"],
+                kind="turn",
+                meta={"session": h.item["session"]},
+            )
+            for h in hits
+        ]
+
+    def respond(self, dialogue: Dialogue, query: str) -> Reply:
+        cfg, gen = self.config, self.config.generation
+        watch = Stopwatch()
+        calls0 = self.tools.llm.calls
+        with watch("retrieve"):
+            evidence = self.retrieve(dialogue, query, cfg.top_k, exclude_last=cfg.recent_turns)
+        with watch("build_prompt"):
+            listed = "\n".join(f"- [{e.source}] {e.text}" for e in evidence) or "(none yet)"
+            messages = [Message("system", render_prompt("rag_system", evidence=listed))]
+            recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
+            messages += history_messages(recent, gen.max_history_chars)
+            messages.append(Message("user", query))
+        text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
+        return Reply(
+            text=text,
+            method=self.name,
+            model=self.tools.llm.name,
+            evidence=tuple(evidence),
+            trace=Trace("prompt", prompt=tuple({"role": m.role, "content": m.content} for m in messages)),
+            timings=watch.timings,
+            llm_calls=self.tools.llm.calls - calls0,
+        )

@@ -1,0 +1,1 @@
+"""Metrics: NLI consistency, lexical scores, factuality."""

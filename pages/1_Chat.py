@@ -1,0 +1,68 @@
+"""Chat: pick a method, talk, and see each reply's evidence, trace, timings and model."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.dialogue import ASSISTANT, USER, Turn
+from core.llm import LLMError
+from core.methods import METHODS, create_method, method_class
+from ui import replies, resources, state
+
+st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
+store = resources.default_store()
+
+with st.sidebar:
+    method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    conversations = store.list_conversations()
+    ids = [None] + [c.id for c in conversations]
+    titles = {c.id: f"{c.title} ({c.turns} turns)" for c in conversations}
+    if st.button("New conversation"):
+        st.session_state[state.CONVERSATION] = None
+    current = st.session_state.get(state.CONVERSATION)
+    chosen = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
+                          format_func=lambda i: "— new —" if i is None else titles[i])
+    st.session_state[state.CONVERSATION] = chosen
+
+st.title("Chat")
+st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settings().describe()}")
+
+cid = st.session_state[state.CONVERSATION]
+stored = store.turns(cid) if cid else []
+for s in stored:
+    with st.chat_message(s.turn.role):
+        st.markdown(s.turn.text)
+        if s.reply is not None:
+            replies.render_details(s.reply, key=f"{cid}:{s.index}")
+
+
+def method_for(cid: str):
+    """This user's instance of the method for this conversation, caught up with its turns."""
+    key = f"method:{cid}:{method_name}"
+    if key not in st.session_state:
+        st.session_state[key] = create_method(method_name, state.toolkit())
+    return st.session_state[key]
+
+
+if query := st.chat_input("Say something"):
+    with st.chat_message(USER):
+        st.markdown(query)
+    if cid is None:
+        cid = store.create_conversation(title=query[:48], method=method_name)
+        st.session_state[state.CONVERSATION] = cid
+    dialogue = store.dialogue(cid)
+    try:
+        with st.spinner(f"{method_name} is thinking…"):
+            method = method_for(cid)
+            method.sync(dialogue)
+            reply = method.respond(dialogue, query)
+    except LLMError as err:
+        st.error(f"The LLM backend failed: {err}")
+        st.stop()
+    user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
+    bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
+    store.add_turn(cid, user_turn)
+    store.add_turn(cid, bot_turn, reply)
+    method.observe(user_turn)
+    method.observe(bot_turn)
+    st.rerun()

@@ -1,0 +1,54 @@
+"""Home: what the workbench is, which LLM answers, and the backend settings."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.config import LLMSettings
+from core.llm import LLMError
+from core.methods import METHODS, method_class
+from ui import state
+
+st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+st.title("Dialogue memory workbench")
+st.markdown(
+    """
+Chat with an LLM under different **dialogue memory** methods and compare how consistent and grounded
+its answers stay. The methods come from four papers: D-SMART (an OWL knowledge graph of the dialogue
+searched by a reasoning tree), SGMem (sentence-graph memory), MCTS commonsense retrieval, and
+KG-triple augmentation. Use the pages in the sidebar.
+"""
+)
+st.subheader("Methods available")
+st.table([{"method": name, "what it does": method_class(name).description} for name in METHODS])
+
+st.subheader("LLM backend")
+settings = state.llm_settings()
+st.write(f"Active: **{settings.describe()}**" + (" · API key set" if settings.api_key else ""))
+if settings.backend == "local":
+    st.info(
+        "The embedded model is SmolLM2-135M-Instruct: small and offline, weak at following instructions. "
+        "Methods that would ask a strong model for free text score enumerated options by likelihood instead."
+    )
+
+if st.button("Check that the backend answers"):
+    with st.spinner("Asking the model…"):
+        try:
+            reply = state.current_llm().ping()
+            st.success(f"Answered in {reply.seconds:.2f} s: {reply.text!r}")
+        except LLMError as err:
+            st.error(f"The backend does not answer: {err}")
+
+with st.form("backend"):
+    backend = st.radio("Backend", ["local", "openai"], index=0 if settings.backend == "local" else 1, horizontal=True,
+                       format_func={"local": "Local (transformers)", "openai": "OpenAI-compatible endpoint"}.get)
+    model = st.text_input("Model", value=settings.model, help="Local: Hugging Face id or folder (empty = SmolLM2). Endpoint: model name.")
+    base_url = st.text_input("Base URL", value=settings.base_url, placeholder="http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM)")
+    # The key is never shown back: the field starts empty and an empty submit keeps the stored key.
+    api_key = st.text_input("API key", value="", type="password", placeholder="•••• (set)" if settings.api_key else "")
+    strong = st.checkbox("Strong model: run the papers' free-text prompts as written", value=settings.is_strong)
+    forget = st.checkbox("Forget the stored API key")
+    if st.form_submit_button("Apply"):
+        key = "" if forget else (api_key or settings.api_key)
+        state.set_llm_settings(LLMSettings(backend=backend, model=model.strip(), base_url=base_url.strip(), api_key=key, strong=strong))
+        st.rerun()

@@ -1,0 +1,1 @@
+"""Streamlit-only helpers shared by the pages. `core` never imports this package."""

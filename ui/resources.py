@@ -1,0 +1,41 @@
+"""Shared read-only models, cached once per process with st.cache_resource.
+
+Only models live here. Each user's dialogue, memory and indexes live in st.session_state or in
+the database, so no user ever sees another's memory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from core import resources
+from core.paths import REPO_ROOT
+from core.store import Store
+
+
+@st.cache_resource(show_spinner="Loading the local LLM (the first start converts the GGUF, ~20 s)…")
+def local_llm(model: str = ""):
+    return resources.load_local_llm(model)
+
+
+@st.cache_resource(show_spinner="Loading the sentence embedder…")
+def embedder(name_or_path: str = ""):
+    return resources.load_embedder(name_or_path)
+
+
+@st.cache_resource(show_spinner=False)
+def store(path: str) -> Store:
+    # The Store object holds only the path; every call opens its own connection.
+    return Store(path)
+
+
+def database_path() -> str:
+    """WORKBENCH_DB, else .workbench/workbench.sqlite3 in the repository."""
+    return os.environ.get("WORKBENCH_DB") or str(Path(REPO_ROOT) / ".workbench" / "workbench.sqlite3")
+
+
+def default_store() -> Store:
+    return store(database_path())

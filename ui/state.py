@@ -1,0 +1,54 @@
+"""Per-user state: the LLM settings chosen on the home page, the toolkit built from them, and the
+keys pages use in st.session_state."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from core.config import LLMSettings, llm_settings_from
+from core.llm import LLM, make_llm
+from core.methods import Toolkit
+from ui import resources
+
+LLM_SETTINGS = "llm_settings"
+REMOTE_LLM = "remote_llm"  # (settings, client) of this user's endpoint, if any
+CONVERSATION = "conversation_id"
+METHOD = "method"
+
+
+def _secrets() -> dict:
+    try:
+        return {k: v for k, v in st.secrets.items() if isinstance(v, (str, int, float))}
+    except FileNotFoundError:  # no secrets.toml: StreamlitSecretNotFoundError subclasses it
+        return {}
+
+
+def llm_settings() -> LLMSettings:
+    """This user's settings; first visit: from secrets.toml, then the environment, else local."""
+    if LLM_SETTINGS not in st.session_state:
+        st.session_state[LLM_SETTINGS] = llm_settings_from({**os.environ, **_secrets()})
+    return st.session_state[LLM_SETTINGS]
+
+
+def set_llm_settings(settings: LLMSettings) -> None:
+    st.session_state[LLM_SETTINGS] = settings
+    st.session_state.pop(REMOTE_LLM, None)
+
+
+def current_llm() -> LLM:
+    """The local model is shared (cached resource); an endpoint client is per user."""
+    settings = llm_settings()
+    if settings.backend == "local":
+        return resources.local_llm(settings.model)
+    cached = st.session_state.get(REMOTE_LLM)
+    if cached is None or cached[0] != settings:
+        cached = (settings, make_llm(settings))
+        st.session_state[REMOTE_LLM] = cached
+    return cached[1]
+
+
+def toolkit() -> Toolkit:
+    settings = llm_settings()
+    return Toolkit(llm=current_llm(), embedder=resources.embedder(), strong=settings.is_strong)
