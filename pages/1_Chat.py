@@ -40,8 +40,25 @@ def method_for(cid: str):
     """This user's instance of the method for this conversation, caught up with its turns."""
     key = f"method:{cid}:{method_name}"
     if key not in st.session_state:
-        st.session_state[key] = create_method(method_name, state.toolkit())
+        method = create_method(method_name, state.toolkit())
+        saved = store.get_artifact(cid, artifact_kind())
+        if saved is not None:
+            observed, data = int.from_bytes(saved[:8], "little"), saved[8:]
+            method.load_state(data, observed)
+        st.session_state[key] = method
     return st.session_state[key]
+
+
+def artifact_kind() -> str:
+    return f"method:{method_name}"
+
+
+def save_memory(cid: str, method) -> None:
+    """Persist memory that is expensive to rebuild; prefixed with how many turns it covers."""
+    method.wait()
+    data = method.save_state()
+    if data is not None:
+        store.put_artifact(cid, artifact_kind(), method.observed.to_bytes(8, "little") + data)
 
 
 if query := st.chat_input("Say something"):
@@ -65,4 +82,5 @@ if query := st.chat_input("Say something"):
     store.add_turn(cid, bot_turn, reply)
     method.observe(user_turn)
     method.observe(bot_turn)
+    save_memory(cid, method)
     st.rerun()

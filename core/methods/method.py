@@ -72,6 +72,15 @@ class Method(ABC):
     def wait(self) -> None:
         """Block until background maintenance is done. Default: none runs in the background."""
 
+    def save_state(self) -> bytes | None:
+        """Memory worth persisting with the conversation (e.g. the D-SMART graph), or None when
+        the memory is cheap to rebuild by replaying `observe` over the stored turns."""
+        return None
+
+    def load_state(self, data: bytes, observed: int) -> None:
+        """Restore what `save_state` wrote; `observed` is how many turns it covers."""
+        raise NotImplementedError(f"{self.name} does not persist its memory")
+
     def retrieve(self, dialogue: Dialogue, query: str, k: int) -> list[Evidence]:
         """The k most relevant memory items for `query`. Default: no memory to search."""
         return []
