@@ -21,7 +21,10 @@ from core import __version__
 from core.paths import REPO_ROOT
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
-BENCHMARKS: dict[str, str] = {}
+BENCHMARKS: dict[str, str] = {
+    "mtbench": "core.benchmarks.mtbench",
+    "nli": "core.benchmarks.nli",
+}
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Benchmark modules behind `python -m core bench NAME` (registered in core.eval.BENCHMARKS)."""

@@ -1,0 +1,190 @@
+"""MT-Bench-101: NLI consistency (cs, der) and lexical scores (f1, bleu, rouge_l) per method.
+
+Each method answers every user turn of each dialogue, with one fresh instance (fresh memory) per
+dialogue. `--mode golden`: the history is the benchmark's own `bot` turns (MT-Bench-101's official
+golden context); `--mode autoregressive`: the history is the method's own earlier answers (as in
+the D-SMART paper). Method `golden` is the benchmark's `bot` answers themselves (the reference
+row; lexical scores against itself would be 1 and are left out). Each reply is scored against
+the context it answered (CS, DER) and against the golden answer of its turn (F1, BLEU, ROUGE-L).
+Turns the official protocol does not score (first turns of FR, CR, AR, SA, SC, CM) are written
+with `scored: false` and left out of aggregates unless `--turns all`.
+
+Any method in core.methods.METHODS works by name; `--limit N` picks N dialogues round-robin over
+the 13 tasks, so a small limit still covers them all.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from core.config import GenerationSettings
+from core.data.mtbench import NEED_REF_TASKS, MTBenchDialogue, load_mtbench, stratified
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.eval import BenchContext, BenchResult
+from core.metrics.base import TurnSample
+from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
+from core.metrics.lexical import LEXICAL_METRICS
+from core.metrics.report import per_task, per_turn, summarise
+
+DEFAULT_METHODS = "golden,base"
+GOLDEN = "golden"
+MODES = ("golden", "autoregressive")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--mode", choices=MODES, default="golden", help="history: the benchmark's bot turns, or the method's own")
+    parser.add_argument("--turns", choices=("official", "all"), default="official",
+                        help="official: skip first turns of FR, CR, AR, SA, SC, CM in aggregates")
+    parser.add_argument("--nli-model", default="", help="NLI model id or folder (default: assets/models/nli-minilm-l6)")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="cap generated tokens for methods whose config has `generation` settings")
+    parser.add_argument("--judge", action="store_true", help="add the LLM-judge quality score (needs a strong endpoint)")
+
+
+@dataclass
+class Answer:
+    text: str
+    context: tuple[Turn, ...]  # what the answer replied to, the user message last
+    seconds: float = 0.0
+    llm_calls: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def method_config(name: str, max_tokens: int | None):
+    """The method's default config, with generation capped at `max_tokens` where it has one."""
+    from core.methods import method_class
+
+    config = method_class(name).default_config()
+    generation = getattr(config, "generation", None)
+    if max_tokens and isinstance(generation, GenerationSettings):
+        config = replace(config, generation=replace(generation, max_tokens=max_tokens))
+    return config
+
+
+def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_tokens: int | None) -> list[Answer]:
+    """One answer per round, each with the context it saw."""
+    dialogue = Dialogue(id=str(d.id))
+    method = None
+    if method_name != GOLDEN:
+        from core.methods import create_method
+
+        method = create_method(method_name, tools, method_config(method_name, max_tokens))
+    answers = []
+    for i, rnd in enumerate(d.rounds):
+        context = tuple(dialogue.turns()) + (Turn(USER, rnd.user),)
+        if method is None:
+            answers.append(Answer(rnd.bot, context))
+        else:
+            t0 = time.perf_counter()
+            calls0 = tools.llm.calls
+            method.sync(dialogue)
+            reply = method.respond(dialogue, rnd.user)
+            answers.append(Answer(reply.text, context, time.perf_counter() - t0, tools.llm.calls - calls0, dict(reply.timings)))
+        shown = rnd.bot if mode == "golden" or method is None else answers[-1].text
+        dialogue.add(Turn(USER, rnd.user, f"{d.id}:{i}:u"))
+        dialogue.add(Turn(ASSISTANT, shown, f"{d.id}:{i}:a"))
+    return answers
+
+
+class Scorer:
+    """CS and DER from one NLI pass per dialogue, lexical scores, optionally the judge."""
+
+    def __init__(self, nli_model: str, judge=None) -> None:
+        from core.metrics.nli import load_nli
+
+        self.nli_scorer = load_nli(nli_model)
+        nli = TurnNLI(self.nli_scorer)
+        self.cs, self.der = ConsistencyScore(nli), EntailmentRate(nli)
+        self.nli = nli
+        self.lexical = [m() for m in LEXICAL_METRICS]
+        self.judge = judge
+
+    def score(self, d: MTBenchDialogue, answers: list[Answer], lexical: bool) -> list[dict]:
+        samples = [TurnSample(a.context, a.text, r.bot) for a, r in zip(answers, d.rounds)]
+        judgements = self.nli.judgements(samples)
+        cs, der = self.cs.turn_values(samples), self.der.turn_values(samples)
+        rows = [
+            {"cs": c, "der": e, "nli_label": j.label, **j.probs.as_dict(), "nli_chunk": j.chunk_index,
+             "nli_chunks": j.n_chunks, "hypothesis_truncated": j.hypothesis_truncated}
+            for c, e, j in zip(cs, der, judgements)
+        ]
+        for metric in self.lexical:
+            for row, value in zip(rows, metric.turn_values(samples) if lexical else [None] * len(samples)):
+                row[metric.name] = value
+        if self.judge is not None:
+            self.judge.with_reference = d.task in NEED_REF_TASKS
+            self.judge.task = d.task_name
+            for row, value in zip(rows, self.judge.turn_values(samples)):
+                row["quality"] = value
+        return rows
+
+
+def _make_judge(ctx: BenchContext, tools):
+    if not ctx.options.get("judge"):
+        return None
+    from core.metrics.judge import QualityJudge
+
+    return QualityJudge(tools.llm, strong=tools.strong)
+
+
+def run(ctx: BenchContext) -> BenchResult:
+    from tqdm import tqdm
+
+    mode, all_turns = ctx.options.get("mode", "golden"), ctx.options.get("turns", "official") == "all"
+    max_tokens = ctx.options.get("max_tokens")
+    dialogues = stratified(load_mtbench(ctx.data), ctx.limit)
+    needs_llm = any(m != GOLDEN for m in ctx.methods) or ctx.options.get("judge")
+    tools = ctx.make_tools() if needs_llm and ctx.make_tools else None
+    scorer = Scorer(ctx.options.get("nli_model", ""), _make_judge(ctx, tools))
+    _seed(ctx.seed, generating=tools is not None)
+
+    items: list[dict] = []
+    timings: dict[str, dict[str, list[float]]] = {}
+    bar = tqdm(total=len(ctx.methods) * sum(len(d.rounds) for d in dialogues), disable=not ctx.progress, desc="mtbench")
+    for method_name in ctx.methods:
+        stages = timings.setdefault(method_name, {})
+        for d in dialogues:
+            bar.set_postfix(method=method_name, task=d.task)
+            answers = answer_dialogue(method_name, d, tools, mode, max_tokens)
+            t0 = time.perf_counter()
+            scores = scorer.score(d, answers, lexical=method_name != GOLDEN)
+            stages.setdefault("score_turn", []).extend([(time.perf_counter() - t0) / len(answers)] * len(answers))
+            for i, (answer, rnd, row) in enumerate(zip(answers, d.rounds, scores)):
+                item = _item(method_name, mode, d, i, answer, rnd.bot, row, scored=all_turns or d.is_scored(i))
+                ctx.write_item(item)
+                items.append(item)
+                if method_name != GOLDEN:
+                    stages.setdefault("respond", []).append(answer.seconds)
+                    stages.setdefault("llm_calls", []).append(float(answer.llm_calls))
+                    for stage, seconds in answer.timings.items():
+                        stages.setdefault(stage, []).append(seconds)
+                bar.update(1)
+    bar.close()
+    return BenchResult(
+        results=summarise(items),
+        timings=timings,
+        settings={"mode": mode, "turns": "all" if all_turns else "official", "nli_model": scorer.nli_scorer.source,
+                  "nli_settings": asdict(scorer.nli_scorer.settings), "dialogues": len(dialogues),
+                  "tasks": sorted({d.task for d in dialogues}), "aggregation": "mean over dialogues of per-dialogue means"},
+        extra={"per_task": per_task(items), "per_turn": per_turn(items)},
+    )
+
+
+def _item(method: str, mode: str, d: MTBenchDialogue, i: int, answer: Answer, golden: str, row: dict, scored: bool) -> dict[str, Any]:
+    return {
+        "method": method, "mode": mode, "dialogue_id": d.id, "task": d.task, "turn": i + 1, "n_turns": len(d.rounds),
+        "scored": scored, "user": d.rounds[i].user, "response": answer.text, "reference": golden,
+        **row, "seconds": round(answer.seconds, 4), "llm_calls": answer.llm_calls,
+    }
+
+
+def _seed(seed: int, generating: bool) -> None:
+    """Sampling at temperature 0.8 is random; seed it so a rerun repeats the answers."""
+    random.seed(seed)
+    if generating:
+        import torch
+
+        torch.manual_seed(seed)
