@@ -10,6 +10,7 @@ from core.methods.method import Method, Toolkit
 METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
     "rag": "core.methods.rag:RagMethod",
+    "dsm": "core.methods.dsmart.method:DsmMethod",
 }
 
 

@@ -1,0 +1,38 @@
+"""D-SMART memory settings (frozen), with the paper's defaults where it has them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from core.config import GenerationSettings
+
+
+@dataclass(frozen=True)
+class DSMConfig:
+    """How the Dynamic Structured Memory is maintained.
+
+    statements: "llm" distils each round with the Appendix E prompt (the paper); "text" passes the
+    round's own sentences to the extractor (the user's turn, the first `assistant_sentences` of the
+    reply); "auto" uses the LLM when it is strong, else the text (a 135M model drops facts and
+    costs 1-3 s a call). extractor: "llm" (JSON triples, strong models), "spacy" (local parses),
+    "auto". llm_conflicts: stage (b) of conflict detection; "auto" runs it with strong models only
+    (a weak model answers a likelihood-scored yes/no per candidate pair when "on").
+    """
+
+    statements: Literal["auto", "llm", "text"] = "auto"
+    extractor: Literal["auto", "llm", "spacy"] = "auto"
+    llm_conflicts: Literal["auto", "on", "off"] = "auto"
+    reasoner: bool = True  # owlrl closure for disjointness errors and the consistency check
+    assistant_sentences: int = 3
+    max_answer_chars: int = 1500  # of the answer shown to the statement prompt
+    temperature: float = 0.8  # the paper's setting outside RT state evaluation
+    background: bool = True  # maintenance in a worker thread; replies read the last finished graph
+
+
+@dataclass(frozen=True)
+class DsmMethodConfig:
+    memory: DSMConfig = DSMConfig()
+    max_memory_facts: int = 120  # facts serialised into the prompt (newest first when over)
+    recent_turns: int = 2
+    generation: GenerationSettings = GenerationSettings()

