@@ -1,0 +1,82 @@
+"""The shared method protocol on `base` and `rag`, with a scripted LLM and a hashing embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.config import RAGConfig
+from core.dialogue import Dialogue, Turn
+from core.llm.fake import ScriptedLLM
+from core.methods import METHODS, Toolkit, create_method
+
+
+def _dialogue() -> Dialogue:
+    return Dialogue.from_turns([
+        Turn("user", "My dog is called Rex."),
+        Turn("assistant", "Rex is a lovely name."),
+        Turn("user", "I work as a nurse in Lyon."),
+        Turn("assistant", "Nursing is demanding work."),
+        Turn("user", "I like green tea."),
+        Turn("assistant", "Green tea is healthy."),
+    ])
+
+
+def test_registry_lists_methods_and_rejects_unknown(hashing_embedder):
+    assert {"base", "rag"} <= set(METHODS)
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        create_method("nope", Toolkit(ScriptedLLM()))
+
+
+def test_base_answers_from_history():
+    llm = ScriptedLLM(["It is Rex."])
+    reply = create_method("base", Toolkit(llm)).respond(_dialogue(), "What is my dog called?")
+    assert reply.text == "It is Rex." and reply.method == "base" and reply.llm_calls == 1
+    sent = llm.requests[0]
+    assert sent[0].role == "system" and sent[-1].content == "What is my dog called?"
+    assert [m.content for m in sent[1:-1]][0] == "My dog is called Rex."
+    assert reply.trace.kind == "prompt" and reply.trace.prompt[-1]["content"] == "What is my dog called?"
+    assert "generate" in reply.timings
+
+
+def test_base_drops_oldest_history_beyond_budget():
+    from core.config import BaseConfig, GenerationSettings
+
+    llm = ScriptedLLM(["ok"])
+    method = create_method("base", Toolkit(llm), BaseConfig(GenerationSettings(max_history_chars=40)))
+    method.respond(_dialogue(), "q")
+    contents = [m.content for m in llm.requests[0][1:-1]]
+    assert contents[-1] == "Green tea is healthy." and "My dog is called Rex." not in contents
+
+
+def test_rag_retrieves_the_relevant_turn(hashing_embedder):
+    method = create_method("rag", Toolkit(ScriptedLLM(["Rex."]), hashing_embedder))
+    evidence = method.retrieve(_dialogue(), "what is my dog called", k=2)
+    assert evidence[0].source == "S0:0" and "Rex" in evidence[0].text
+    assert evidence[0].score >= evidence[1].score
+    assert method.observed == 6
+
+
+def test_rag_prompt_holds_evidence_and_recent_turns(hashing_embedder):
+    llm = ScriptedLLM(["Rex."])
+    method = create_method("rag", Toolkit(llm, hashing_embedder), RAGConfig(top_k=1, recent_turns=2))
+    reply = method.respond(_dialogue(), "what is my dog called")
+    system = llm.requests[0][0].content
+    assert "[S0:0] User: My dog is called Rex." in system
+    assert [m.content for m in llm.requests[0][1:]] == ["I like green tea.", "Green tea is healthy.", "what is my dog called"]
+    assert [e.source for e in reply.evidence] == ["S0:0"]
+    assert set(reply.timings) == {"retrieve", "build_prompt", "generate"}
+
+
+def test_rag_excludes_recent_turns_from_retrieval(hashing_embedder):
+    method = create_method("rag", Toolkit(ScriptedLLM(), hashing_embedder), RAGConfig(top_k=10, recent_turns=2))
+    method.respond(_dialogue(), "green tea")
+    assert all(e.source not in {"S0:4", "S0:5"} for e in method.retrieve(_dialogue(), "green tea", 10, exclude_last=2))
+
+
+def test_sync_observes_only_new_turns(hashing_embedder):
+    method = create_method("rag", Toolkit(ScriptedLLM(), hashing_embedder))
+    d = _dialogue()
+    method.sync(d)
+    d.add(Turn("user", "My cat is Tom."))
+    method.sync(d)
+    assert method.observed == 7 and len(method.index) == 7

@@ -1,0 +1,83 @@
+"""SQLite persistence: round trips, and conversations surviving a fresh process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.dialogue import Evidence, Reply, Trace, TraceNode, Turn
+from core.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _reply() -> Reply:
+    return Reply(
+        text="Your dog is Rex.",
+        method="rag",
+        model="smollm2",
+        evidence=(Evidence("User: my dog is Rex", 0.91, "S0:0", "turn", {"session": 0}),),
+        trace=Trace("tree", nodes=(TraceNode("n0", "root"), TraceNode("n1", "ANSWER", parent="n0", value=0.8, depth=1, chosen=True, detail={"a": [1]}))),
+        timings={"retrieve": 0.01, "generate": 1.5},
+        llm_calls=1,
+    )
+
+
+def test_conversation_turns_and_reply_round_trip(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    cid = store.create_conversation("Dogs", method="rag")
+    store.add_turn(cid, Turn("user", "my dog is Rex"))
+    store.add_turn(cid, Turn("assistant", "Nice!"), _reply())
+    turns = store.turns(cid)
+    assert [t.index for t in turns] == [0, 1]
+    assert turns[0].reply is None and turns[0].turn.turn_id == "S0:0"
+    assert turns[1].reply == _reply()
+    info = store.conversation(cid)
+    assert (info.title, info.method, info.turns) == ("Dogs", "rag", 2)
+    assert [t.text for t in store.dialogue(cid).turns()] == ["my dog is Rex", "Nice!"]
+
+
+def test_artifacts_and_delete(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    cid = store.create_conversation()
+    assert store.get_artifact(cid, "graph") is None
+    store.put_artifact(cid, "graph", b"\x00ttl")
+    store.put_artifact(cid, "graph", b"\x01ttl")
+    assert store.get_artifact(cid, "graph") == b"\x01ttl"
+    store.delete_conversation(cid)
+    assert store.list_conversations() == []
+    assert store.get_artifact(cid, "graph") is None
+    with pytest.raises(KeyError):
+        store.conversation(cid)
+
+
+def test_wal_mode_and_schema_version(tmp_path):
+    import sqlite3
+
+    Store(tmp_path / "db.sqlite3")
+    db = sqlite3.connect(tmp_path / "db.sqlite3")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    from core.store import MIGRATIONS
+
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_conversation_survives_a_fresh_process(tmp_path):
+    db = tmp_path / "db.sqlite3"
+    write = (
+        "import sys; from core.store import Store; from core.dialogue import Turn, Reply\n"
+        "s = Store(sys.argv[1]); cid = s.create_conversation('persisted', method='base')\n"
+        "s.add_turn(cid, Turn('user', 'hello')); s.add_turn(cid, Turn('assistant', 'hi'), Reply('hi', 'base', 'm', timings={'generate': 0.5}))\n"
+        "print(cid)"
+    )
+    cid = subprocess.run([sys.executable, "-c", write, str(db)], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    read = (
+        "import sys; from core.store import Store\n"
+        "s = Store(sys.argv[1]); t = s.turns(sys.argv[2])\n"
+        "print(s.conversation(sys.argv[2]).title, [x.turn.text for x in t], t[1].reply.timings)"
+    )
+    out = subprocess.run([sys.executable, "-c", read, str(db), cid], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "persisted ['hello', 'hi'] {'generate': 0.5}"

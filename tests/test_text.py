@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from core.text import approx_tokens, entities, noun_phrases, split_sentences, words
+
+
+def test_split_sentences_strips_and_drops_empty():
+    text = "Hi there!  My dog is Rex. He is 3 years old.   "
+    assert split_sentences(text) == ["Hi there!", "My dog is Rex.", "He is 3 years old."]
+    assert split_sentences("   ") == []
+
+
+def test_split_keeps_abbreviations_together():
+    assert split_sentences("Dr. Smith lives in the U.S. now. He likes it.") == ["Dr. Smith lives in the U.S. now.", "He likes it."]
+
+
+def test_words_and_token_estimate():
+    assert words("I'm here, aren't I?") == ["i'm", "here", "aren't", "i"]
+    assert approx_tokens("one two three") == 4
+
+
+def test_noun_phrases_and_entities_with_spacy():
+    phrases = noun_phrases("My old dog chased the red ball in Paris.")
+    assert "old dog" in phrases and "red ball" in phrases
+    ents = {(e.text, e.label) for e in entities("Alice moved to Berlin in March 2021.")}
+    assert ("Berlin", "GPE") in ents
+    assert any(label == "DATE" for _, label in ents)
