@@ -22,6 +22,7 @@ from core.paths import REPO_ROOT
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
 BENCHMARKS: dict[str, str] = {
+    "dsm-updates": "core.benchmarks.dsm_updates",
     "mtbench": "core.benchmarks.mtbench",
     "nli": "core.benchmarks.nli",
 }

@@ -1,0 +1,251 @@
+"""D-SMART memory on LongMemEval knowledge updates: latest value kept, stale value pruned, time per turn.
+
+For every `knowledge-update` question (abstention `_abs` questions have no update to check and are
+skipped), the memory observes the question's sessions in date order, one maintenance round per
+(user turn, reply). Then the final graph is checked:
+
+- latest_kept: the answer (the value after the update) is in the graph, on a node the question is
+  about (a node whose label, or counted kind, shares a content word with the question). Numeric
+  answers ("25", "five", "3 months") must appear as a typed number there; text answers must have
+  all their content words among the labels and literals of those nodes' triples.
+- stale: the value before the update, read from the earliest evidence turn (the turn flagged
+  `has_answer` in the earliest session): the number in its sentence closest to the question that
+  differs from the answer. Found only for numeric answers with two dated evidence turns; the other
+  questions count for latest_kept only.
+- stale_removed: the stale number is no longer on a question node; stale_pruned: a pruned triple in
+  the history carried it (it was extracted, then removed as a conflict).
+- update_accuracy (questions with a stale value): latest_kept and stale_removed.
+
+Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
+each stage. Options: --statements text|llm|auto, --llm-conflicts auto|on|off, --no-reasoner.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from core.eval import BenchContext, BenchResult
+from core.methods.dsmart.config import DSMConfig
+
+DEFAULT_METHODS = "dsm"
+STOPWORDS = frozenset(
+    "a an the i my me we our you your he she it they them is are was were be been being have has had do does did "
+    "how many much what which who whom where when why since before after to of in on at for with from by and or "
+    "that this these those currently current now new recently last first ever so far total again time times "
+    "did get got just about up down".split()
+)
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUM = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--statements", choices=["auto", "llm", "text"], default="text",
+                        help="statement generation: the round's text (default, no LLM), the LLM prompt, or auto")
+    parser.add_argument("--llm-conflicts", choices=["auto", "on", "off"], default="off",
+                        help="stage (b) LLM conflict detection (default off: symbolic only)")
+    parser.add_argument("--no-reasoner", action="store_true", help="skip the owlrl closure checks")
+    parser.add_argument("--assistant-sentences", type=int, default=3)
+
+
+def content_words(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit()}
+
+
+def stem(word: str) -> str:
+    """Plural-insensitive key: 'postcards' ~ 'postcard', 'classes' ~ 'class'."""
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def numbers(text: str) -> list[float]:
+    out = [float(m.group().lstrip("$").replace(",", "")) for m in _NUM.finditer(text)]
+    out += [float(NUMBER_WORDS[w]) for w in _WORD.findall(text.lower()) if w in NUMBER_WORDS]
+    return out
+
+
+def answer_number(answer: str) -> float | None:
+    """The number a short answer states ('25', 'five', '3 months', '$400,000'); None otherwise."""
+    if len(answer.split()) > 3 or ":" in answer:
+        return None
+    found = numbers(answer)
+    return found[0] if len(found) == 1 else None
+
+
+def stale_number(instance, latest: float) -> float | None:
+    """The pre-update number, from the earliest evidence turn's sentence closest to the question."""
+    from core.text import split_sentences
+
+    turns = {t.turn_id: t for t in instance.dialogue.turns()}
+    evidence = [turns[i] for i in instance.evidence_turn_ids if i in turns]
+    sessions = {t.session for t in evidence}
+    if len(sessions) < 2:
+        return None
+    first = min(evidence, key=lambda t: t.session)
+    question = content_words(instance.question)
+    best = max(split_sentences(first.text), key=lambda s: (len(content_words(s) & question), -len(s)), default="")
+    candidates = [n for n in numbers(best) if n != latest]
+    return candidates[0] if candidates else None
+
+
+def question_nodes(graph, question: set[str]) -> set:
+    """Nodes the question is about: label (or a Quantity's counted kind) shares a content word."""
+    from rdflib import URIRef
+
+    from core.methods.dsmart.vocab import DSM, label_of
+
+    nodes = set()
+    for node in set(graph.subjects()) | set(graph.objects()):
+        if not isinstance(node, URIRef):
+            continue
+        words = content_words(label_of(graph, node))
+        kind = graph.value(node, DSM.ofKind)
+        if kind is not None:
+            words |= content_words(label_of(graph, kind))
+        if words & question:
+            nodes.add(node)
+    return nodes
+
+
+def number_on(graph, nodes: set, value: float) -> bool:
+    from rdflib import Literal
+
+    for node in nodes:
+        for o in graph.objects(node, None):
+            if isinstance(o, Literal) and isinstance(o.toPython(), (int, float)) and float(o.toPython()) == value:
+                return True
+    return False
+
+
+def text_on(graph, nodes: set, answer: str) -> bool:
+    from core.methods.dsmart.vocab import label_of
+
+    wanted = content_words(answer)
+    if not wanted:
+        return False
+    seen: set[str] = set()
+    for node in nodes:
+        for p, o in graph.predicate_objects(node):
+            seen |= content_words(label_of(graph, o))
+        seen |= content_words(label_of(graph, node))
+    return wanted <= seen
+
+
+def pruned_number(memory, question: set[str], value: float) -> bool:
+    from rdflib import Literal
+
+    from core.methods.dsmart.vocab import label_of
+
+    g = memory.graph  # labels stay when a value is pruned
+    for record in memory.history:
+        for p in record.pruned:
+            s, _, o = p.triple
+            if isinstance(o, Literal) and isinstance(o.toPython(), (int, float)) and float(o.toPython()) == value:
+                if content_words(label_of(g, s)) & question or _kind_words(memory, s) & question:
+                    return True
+    return False
+
+
+def _kind_words(memory, node) -> set[str]:
+    from core.methods.dsmart.vocab import DSM, label_of
+
+    for record in memory.history:
+        for s, p, o in record.added:
+            if s == node and p == DSM.ofKind:
+                return content_words(label_of(memory.graph, o))
+    return set()
+
+
+def rounds(dialogue):
+    """(question, answer) pairs in order; a user turn with no reply gets an empty answer."""
+    for group in dialogue.rounds():
+        users = " ".join(t.text for t in group if t.role == "user")
+        replies = " ".join(t.text for t in group if t.role != "user")
+        yield users, replies
+
+
+def run(ctx: BenchContext) -> BenchResult:
+    from core.data.longmemeval import load_longmemeval
+    from core.methods.dsmart.memory import DynamicStructuredMemory
+    from core.resources import load_spacy
+
+    opts = ctx.options
+    config = replace(DSMConfig(), statements=opts.get("statements", "text"), llm_conflicts=opts.get("llm_conflicts", "off"),
+                     reasoner=not opts.get("no_reasoner", False), assistant_sentences=opts.get("assistant_sentences", 3),
+                     background=False)
+    needs_llm = config.statements != "text" or config.llm_conflicts != "off"
+    tools = ctx.make_tools() if needs_llm and ctx.make_tools is not None else None
+    nlp = load_spacy()
+    instances = [i for i in load_longmemeval(ctx.data) if i.question_type == "knowledge-update" and not i.abstention]
+    if ctx.limit:
+        instances = instances[: ctx.limit]
+    stages: dict[str, list[float]] = {}
+    tallies = {"latest": 0, "with_stale": 0, "stale_removed": 0, "stale_pruned": 0, "updated": 0, "rounds": 0, "pruned": 0}
+    for instance in _progress(instances, ctx):
+        memory = DynamicStructuredMemory(tools.llm if tools else None, strong=bool(tools and tools.strong),
+                                         config=config, nlp=nlp)
+        for index, (q, a) in enumerate(rounds(instance.dialogue)):
+            record = memory.observe_round(q, a, index)
+            for stage, seconds in record.timings.items():
+                stages.setdefault(stage, []).append(seconds)
+        item = evaluate(instance, memory)
+        ctx.write_item(item)
+        tallies["latest"] += item["latest_kept"]
+        tallies["rounds"] += item["rounds"]
+        tallies["pruned"] += item["pruned_triples"]
+        if item["stale"] is not None:
+            tallies["with_stale"] += 1
+            tallies["stale_removed"] += item["stale_removed"]
+            tallies["stale_pruned"] += item["stale_pruned"]
+            tallies["updated"] += item["latest_kept"] and item["stale_removed"]
+    n, k = len(instances), max(1, tallies["with_stale"])
+    results = {"dsm": {
+        "update_accuracy": tallies["updated"] / k if tallies["with_stale"] else float("nan"),
+        "latest_kept": tallies["latest"] / max(1, n),
+        "stale_removed": tallies["stale_removed"] / k if tallies["with_stale"] else float("nan"),
+        "stale_pruned": tallies["stale_pruned"] / k if tallies["with_stale"] else float("nan"),
+        "questions": n,
+        "questions_with_stale": tallies["with_stale"],
+        "rounds": tallies["rounds"],
+        "pruned_per_round": tallies["pruned"] / max(1, tallies["rounds"]),
+    }}
+    settings = {"statements": config.statements, "llm_conflicts": config.llm_conflicts, "reasoner": config.reasoner,
+                "assistant_sentences": config.assistant_sentences, "llm": tools.llm.name if tools else "none",
+                "question_type": "knowledge-update (abstention questions skipped)", "unit": "round = user turn + reply"}
+    return BenchResult(results=results, timings={"dsm": stages}, settings=settings)
+
+
+def evaluate(instance, memory) -> dict:
+    graph = memory.graph
+    question = content_words(instance.question)
+    nodes = question_nodes(graph, question)
+    latest = answer_number(instance.answer)
+    if latest is not None:
+        kept = number_on(graph, nodes, latest)
+        stale = stale_number(instance, latest)
+    else:
+        kept, stale = text_on(graph, nodes, instance.answer), None
+    removed = stale is not None and not number_on(graph, nodes, stale)
+    pruned = stale is not None and pruned_number(memory, question, stale)
+    maintenance = [r.timings.get("maintenance", 0.0) for r in memory.history]
+    return {
+        "question_id": instance.question_id, "question": instance.question, "answer": instance.answer,
+        "latest": latest if latest is not None else instance.answer, "stale": stale,
+        "latest_kept": bool(kept), "stale_removed": bool(removed), "stale_pruned": bool(pruned),
+        "rounds": len(memory.history), "facts": sum(1 for _ in memory.facts()),
+        "pruned_triples": sum(len(r.pruned) for r in memory.history), "question_nodes": len(nodes),
+        "maintenance_s_mean": sum(maintenance) / max(1, len(maintenance)),
+    }
+
+
+def _progress(items, ctx: BenchContext):
+    if not ctx.progress:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc="dsm-updates", unit="question")
