@@ -25,6 +25,8 @@ BENCHMARKS: dict[str, str] = {
     "dsm-updates": "core.benchmarks.dsm_updates",
     "mtbench": "core.benchmarks.mtbench",
     "nli": "core.benchmarks.nli",
+    "locomo-retrieval": "core.benchmarks.locomo_retrieval",
+    "longmemeval-retrieval": "core.benchmarks.longmemeval_retrieval",
 }
 
 

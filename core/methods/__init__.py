@@ -11,6 +11,7 @@ METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
     "rag": "core.methods.rag:RagMethod",
     "dsm": "core.methods.dsmart.method:DsmMethod",
+    "sgmem": "core.methods.sgmem.method:SGMemMethod",
 }
 
 

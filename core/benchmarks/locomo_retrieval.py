@@ -1,0 +1,92 @@
+"""LoCoMo retrieval: evidence recall@K and hit@K per method and question category.
+
+Every conversation is indexed once per method (timed: `index`); every question with evidence is
+asked once at the largest K (timed: `query`, retrieval only; the query embedding, shared by the
+dense methods, is timed separately as `embed_query`). Headline figures are over categories 1-4;
+category 5 (adversarial) is reported separately under `by_category`. With --qa, each method's
+top-K context is answered and judged (SGMem prompts B.1/B.2) by the configured LLM.
+"""
+
+from __future__ import annotations
+
+import time
+
+from core.data.locomo import load_locomo
+from core.eval import BenchResult
+from core.retrieval import evaluate as ev
+
+DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s"
+HEADLINE = "categories 1-4"
+
+
+def add_arguments(parser) -> None:
+    ev.add_retrieval_arguments(parser, preset="locomo")
+
+
+def run(ctx) -> BenchResult:
+    from tqdm import tqdm
+
+    ks = ev.parse_ks(ctx.options.get("ks", "5,10"))
+    conversations = load_locomo(ctx.data)
+    questions = [(c, q) for c in conversations for q in c.questions if q.evidence]
+    if ctx.limit:
+        questions = questions[: ctx.limit]
+    wanted = {c.sample_id for c, _ in questions}
+    conversations = [c for c in conversations if c.sample_id in wanted]
+    s = ev.setup(ctx, ctx.methods)
+    retrievers = ev.build(ctx.methods, s)
+    names = [r.name for r in retrievers]
+    tally, timings = ev.Tally(), {n: {"index": [], "query": []} for n in names}
+    timings["shared"] = {"embed_query": []}
+    qa_note = _qa_note(ctx, s)
+    bar = tqdm(total=len(questions), desc="locomo-retrieval", disable=not ctx.progress)
+    for conv in conversations:
+        for r in retrievers:
+            t0 = time.perf_counter()
+            r.index(conv.dialogue)
+            timings[r.name]["index"].append(time.perf_counter() - t0)
+        for c, q in questions:
+            if c.sample_id != conv.sample_id:
+                continue
+            timings["shared"]["embed_query"].append(s.embed_query(q.question))
+            item = {"qid": q.qid, "sample_id": c.sample_id, "category": q.category, "category_name": q.category_name,
+                    "question": q.question, "answer": q.answer or q.adversarial_answer, "evidence": list(q.evidence), "methods": {}}
+            groups = [q.category_name] + ([HEADLINE] if q.category != 5 else [])
+            for r in retrievers:
+                t0 = time.perf_counter()
+                evidence = r.retrieve(q.question, max(ks))
+                latency = time.perf_counter() - t0
+                timings[r.name]["query"].append(latency)
+                metrics = {**ev.turn_scores(evidence, q.evidence, ks), **ev.context_tokens(evidence, ks)}
+                if qa_note is None:
+                    answer, score = ev.answer_and_judge(s.llm, q.question, q.answer or "Not mentioned in the conversation",
+                                                        ev.context_for(evidence, min(ks)), conv.dialogue.sessions[-1].date)
+                    metrics["qa_accuracy"] = float("nan") if score is None else float(score)
+                    item.setdefault("answers", {})[r.name] = {"answer": answer, "score": score}
+                tally.add(r.name, groups, metrics)
+                item["methods"][r.name] = {**{k: v for k, v in metrics.items()},
+                                           "latency_s": round(latency, 6),
+                                           "chunks": [e.source for e in ev.top_chunks(evidence, max(ks))]}
+            ctx.write_item(item)
+            bar.update(1)
+    bar.close()
+    categories = sorted({q.category_name for _, q in questions})
+    results = {n: {**tally.means(n, HEADLINE), "by_category": {cat: tally.means(n, cat) for cat in categories}} for n in names}
+    return BenchResult(
+        results=results,
+        timings=timings,
+        settings={"ks": ks, "headline": HEADLINE, "embedder": s.embedder_name,
+                  "retrievers": {r.name: r.settings() for r in retrievers},
+                  "qa": qa_note or f"answered and judged by {s.llm.name}"},
+        extra={"questions": len(questions), "conversations": len(conversations),
+               "embedded_texts": getattr(s.retriever_context.embedder, "computed", None)},
+    )
+
+
+def _qa_note(ctx, s) -> str | None:
+    """None when QA runs; otherwise why not."""
+    if not ctx.options.get("qa"):
+        return "not run (pass --qa with a capable endpoint)"
+    if not s.strong:
+        print(f"note: --qa with {s.llm.name}, not a capable endpoint: its accuracy says little about retrieval")
+    return None

@@ -1,0 +1,91 @@
+"""LongMemEval retrieval: recall@K of evidence turns and of answer sessions, per question type.
+
+Each instance's haystack is indexed once per method (timed: `index`) and its question asked once
+at the largest K (timed: `query`). Turn recall counts the turns flagged `has_answer` inside the
+top-K chunks; session recall (`session_recall@K`) counts answer sessions with any turn inside
+them. Headline figures leave out abstention (`_abs`) questions, reported separately. On the oracle
+file every haystack session is an answer session, so session recall is trivially high there and
+turn recall is the informative figure; the S file has ~50 sessions per question.
+"""
+
+from __future__ import annotations
+
+import time
+
+from core.data.longmemeval import load_longmemeval, session_of
+from core.eval import BenchResult
+from core.retrieval import evaluate as ev
+
+DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s"
+HEADLINE = "all (no abstention)"
+
+
+def add_arguments(parser) -> None:
+    ev.add_retrieval_arguments(parser, preset="longmemeval")
+    parser.add_argument("--per-type", type=int, default=None,
+                        help="only the first N questions of each question type (the files are sorted by type)")
+
+
+def first_per_type(instances, n: int):
+    seen: dict[str, int] = {}
+    out = []
+    for inst in instances:
+        if seen.get(inst.question_type, 0) < n:
+            seen[inst.question_type] = seen.get(inst.question_type, 0) + 1
+            out.append(inst)
+    return out
+
+
+def run(ctx) -> BenchResult:
+    from tqdm import tqdm
+
+    ks = ev.parse_ks(ctx.options.get("ks", "5,10"))
+    instances = load_longmemeval(ctx.data)
+    if ctx.options.get("per_type"):
+        instances = first_per_type(instances, ctx.options["per_type"])
+    if ctx.limit:
+        instances = instances[: ctx.limit]
+    s = ev.setup(ctx, ctx.methods)
+    retrievers = ev.build(ctx.methods, s)
+    names = [r.name for r in retrievers]
+    tally, timings = ev.Tally(), {n: {"index": [], "query": []} for n in names}
+    timings["shared"] = {"embed_query": []}
+    run_qa = bool(ctx.options.get("qa"))
+    if run_qa and not s.strong:
+        print(f"note: --qa with {s.llm.name}, not a capable endpoint: its accuracy says little about retrieval")
+    for inst in tqdm(instances, desc="longmemeval-retrieval", disable=not ctx.progress):
+        timings["shared"]["embed_query"].append(s.embed_query(inst.question))
+        groups = [inst.question_type] + (["abstention"] if inst.abstention else [HEADLINE])
+        item = {"question_id": inst.question_id, "question_type": inst.question_type, "question": inst.question,
+                "answer": inst.answer, "evidence_turns": list(inst.evidence_turn_ids),
+                "answer_sessions": list(inst.answer_session_ids), "methods": {}}
+        for r in retrievers:
+            t0 = time.perf_counter()
+            r.index(inst.dialogue)
+            timings[r.name]["index"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            evidence = r.retrieve(inst.question, max(ks))
+            latency = time.perf_counter() - t0
+            timings[r.name]["query"].append(latency)
+            metrics = {**ev.turn_scores(evidence, inst.evidence_turn_ids, ks),
+                       **ev.turn_scores(evidence, [f"{sid}:0" for sid in inst.answer_session_ids], ks,
+                                        unit=session_of, prefix="session_"),
+                       **ev.context_tokens(evidence, ks)}
+            if run_qa:
+                answer, score = ev.answer_and_judge(s.llm, inst.question, inst.answer,
+                                                    ev.context_for(evidence, min(ks)), inst.question_date)
+                metrics["qa_accuracy"] = float("nan") if score is None else float(score)
+                item.setdefault("answers", {})[r.name] = {"answer": answer, "score": score}
+            tally.add(r.name, groups, metrics)
+            item["methods"][r.name] = {**metrics, "latency_s": round(latency, 6), "chunks": [e.source for e in ev.top_chunks(evidence, max(ks))]}
+        ctx.write_item(item)
+    types = sorted({i.question_type for i in instances}) + (["abstention"] if any(i.abstention for i in instances) else [])
+    results = {n: {**tally.means(n, HEADLINE), "by_type": {t: tally.means(n, t) for t in types}} for n in names}
+    return BenchResult(
+        results=results,
+        timings=timings,
+        settings={"ks": ks, "headline": HEADLINE, "embedder": s.embedder_name,
+                  "retrievers": {r.name: r.settings() for r in retrievers},
+                  "qa": f"answered and judged by {s.llm.name}" if run_qa else "not run (pass --qa with a capable endpoint)"},
+        extra={"questions": len(instances), "embedded_texts": getattr(s.retriever_context.embedder, "computed", None)},
+    )

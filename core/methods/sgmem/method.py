@@ -1,0 +1,100 @@
+"""`sgmem`: the SGMem chat method. Each observed turn is split into sentences, embedded and linked
+into the sentence graph (incrementally); a reply retrieves the top-K chunks through the graph
+(plus generated memories when configured) and answers with the paper's response prompt (B.1).
+
+The memory is cheap to rebuild (embeddings are cached on disk, generated memories too), so it is
+not persisted: after a reload `sync` replays the stored turns.
+"""
+
+from __future__ import annotations
+
+from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode, Turn
+from core.llm.base import Message
+from core.llm.prompts import render_prompt
+from core.methods.method import Method, Stopwatch, history_messages
+from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
+from core.methods.sgmem.memory import MemoryGenerator
+from core.methods.sgmem.retriever import SGMemHits, SGMemRetriever
+
+
+class SGMemMethod(Method):
+    name = "sgmem"
+    label = "SGMem (sentence graph memory)"
+    description = ("Sentences of every turn in a KNN graph; the query's nearest sentences, expanded by graph hops, "
+                   "rank turns/rounds/sessions by mean similarity (SGMem, LongMemEval defaults).")
+
+    def __init__(self, tools, config: SGMemConfig | None = None) -> None:
+        super().__init__(tools, config)
+        provider = MemoryGenerator(tools.llm, self.config.memory_generation) if self.config.memory else None
+        self.retriever = SGMemRetriever(tools.need_embedder(), self.config, provider)
+        self._memory_stale = True
+
+    @classmethod
+    def default_config(cls) -> SGMemConfig:
+        return LONGMEMEVAL_DEFAULTS  # chats are user-assistant dialogues, like LongMemEval's
+
+    def observe(self, turn: Turn) -> None:
+        self.retriever.add_turns([turn])
+        self.observed += 1
+        self._memory_stale = True
+
+    def search(self, dialogue: Dialogue, query: str, k: int | None = None) -> SGMemHits:
+        self.sync(dialogue)
+        if self.config.memory and self._memory_stale:
+            self.retriever.refresh_memory(dialogue)  # one LLM call per changed session (disk-cached)
+            self._memory_stale = False
+        return self.retriever.search(query, k)
+
+    def retrieve(self, dialogue: Dialogue, query: str, k: int) -> list[Evidence]:
+        hits = self.search(dialogue, query, k)
+        return list(hits.chunks) + list(hits.memories)
+
+    def respond(self, dialogue: Dialogue, query: str) -> Reply:
+        cfg, gen = self.config, self.config.generation
+        watch = Stopwatch()
+        calls0 = self.tools.llm.calls
+        with watch("retrieve"):
+            hits = self.search(dialogue, query, cfg.top_k)
+        evidence = list(hits.chunks) + list(hits.memories)
+        with watch("build_prompt"):
+            messages = [Message("system", render_prompt("sgmem_response", context=context_text(evidence)))]
+            recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
+            messages += history_messages(recent, gen.max_history_chars)
+            messages.append(Message("user", query))
+        text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
+        return Reply(
+            text=text,
+            method=self.name,
+            model=self.tools.llm.name,
+            evidence=tuple(evidence),
+            trace=Trace("steps", nodes=trace_nodes(self.retriever, hits),
+                        prompt=tuple({"role": m.role, "content": m.content} for m in messages)),
+            timings=watch.timings,
+            llm_calls=self.tools.llm.calls - calls0,
+        )
+
+
+def context_text(evidence: list[Evidence]) -> str:
+    """The relevant context C = K* + M* + F* + I*, one block per kind, dated where known."""
+    if not evidence:
+        return "(no memory yet)"
+    blocks: dict[str, list[str]] = {}
+    for e in evidence:
+        date = e.meta.get("date", "")
+        blocks.setdefault(e.kind, []).append(f"- [{date}] {e.text}" if date and e.kind != "session" else f"- {e.text}")
+    return "\n\n".join(f"{kind.capitalize()}s:\n" + "\n".join(lines) for kind, lines in blocks.items())
+
+
+def trace_nodes(retriever: SGMemRetriever, hits: SGMemHits) -> tuple[TraceNode, ...]:
+    """Seed sentences, their graph neighbours, and the ranked chunks, as a two-level tree."""
+    nodes = [TraceNode("query", "query")]
+    for i in hits.seeds:
+        nodes.append(TraceNode(f"s{i}", retriever.graph.nodes[i].text, "query", hits.sentence_scores[i], 1, True,
+                               {"turn_id": retriever.graph.nodes[i].turn_id, "role": "seed"}))
+    for i in hits.expanded:
+        nodes.append(TraceNode(f"s{i}", retriever.graph.nodes[i].text, "query", hits.sentence_scores[i], 1, False,
+                               {"turn_id": retriever.graph.nodes[i].turn_id, "role": "hop"}))
+    kept = {e.source for e in hits.chunks}
+    for cid, score in hits.chunk_scores:
+        nodes.append(TraceNode(f"chunk:{cid}", cid, "query", score, 2, cid in kept, {"role": "chunk"}))
+    return tuple(nodes)

@@ -1,0 +1,98 @@
+"""An on-disk embedding cache, so a rerun of a retrieval benchmark embeds nothing twice.
+
+Vectors are keyed by a fingerprint of the model (its name, dimension and the vector it gives a
+fixed probe sentence, so two different models never share entries even under the same folder
+name) plus the SHA-1 of the text. One SQLite file per model under
+`~/.cache/dialogue-workbench/embeddings/`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.paths import DEFAULT_CACHE_DIR
+from core.resources import Embedder
+
+PROBE = "dialogue-workbench embedding cache probe sentence"
+DEFAULT_FOLDER = DEFAULT_CACHE_DIR / "embeddings"
+
+
+def model_fingerprint(embedder: Embedder) -> str:
+    probe = np.round(embedder.encode([PROBE])[0].astype(np.float64), 4)
+    digest = hashlib.sha1(probe.tobytes() + f"{embedder.name}|{embedder.dim}".encode()).hexdigest()[:16]
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder.name)[:40]
+    return f"{safe}-{embedder.dim}-{digest}"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class CachedEmbedder(Embedder):
+    """Wraps an embedder; texts seen before (in this process or any earlier run) cost a lookup."""
+
+    def __init__(self, inner: Embedder, folder: str | Path | None = None, key: str | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.key = key or model_fingerprint(inner)
+        self.path = Path(folder or DEFAULT_FOLDER) / f"{self.key}.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._memory: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self.computed = 0  # texts actually embedded by the inner model (for reporting)
+        with self._connect() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def _lookup(self, hashes: list[str]) -> None:
+        wanted = [h for h in hashes if h not in self._memory]
+        if not wanted:
+            return
+        with self._connect() as db:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows = db.execute(f"SELECT hash, vec FROM vectors WHERE hash IN ({','.join('?' * len(part))})", part)
+                for h, blob in rows:
+                    vec = np.frombuffer(blob, dtype=np.float32)
+                    if vec.shape[0] == self.dim:
+                        self._memory[h] = vec
+
+    def store(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Remember vectors computed elsewhere (e.g. a query embedded by the inner model on a timer)."""
+        hashes = [text_hash(t) for t in texts]
+        with self._lock, self._connect() as db:
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                           [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)])
+            for h, v in zip(hashes, vectors):
+                self._memory[h] = np.asarray(v, dtype=np.float32)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        hashes = [text_hash(t) for t in texts]
+        with self._lock:
+            self._lookup(hashes)
+            todo: dict[str, str] = {}
+            for h, t in zip(hashes, texts):
+                if h not in self._memory:
+                    todo.setdefault(h, t)
+            if todo:
+                vectors = self.inner.encode(list(todo.values()), batch_size=batch_size)
+                self.computed += len(todo)
+                with self._connect() as db:
+                    db.executemany(
+                        "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                        [(h, v.astype(np.float32).tobytes()) for h, v in zip(todo, vectors)],
+                    )
+                for h, v in zip(todo, vectors):
+                    self._memory[h] = v.astype(np.float32)
+            return np.stack([self._memory[h] for h in hashes])

@@ -1,0 +1,178 @@
+"""What the LoCoMo and LongMemEval retrieval benchmarks share: building the retrievers, scoring a
+ranked list against gold turns, accumulating metrics per method and group, and the optional
+answer-and-judge step (SGMem Appendix B.1 / B.2 prompts).
+
+Recall@k counts gold turns inside the top-k dialogue chunks (a session chunk covers all its
+turns, so larger chunks buy recall with context; `tokens@k` reports that context: the top-k
+chunks plus the top-k generated memories of each kind, in approximate LLM tokens).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from core.dialogue import Evidence
+from core.llm.base import LLM, LLMOutputError, Message
+from core.llm.prompts import render_prompt
+from core.retrieval import RetrieverContext, make_retriever, uses_llm
+from core.retrieval.base import DIALOGUE_KINDS, Retriever
+from core.text import approx_tokens
+
+JUDGE_SCHEMA = {"type": "object", "required": ["score"], "properties": {"score": {"enum": [0, 1, "0", "1"]}}}
+
+
+def add_retrieval_arguments(parser: argparse.ArgumentParser, preset: str) -> None:
+    g = parser.add_argument_group("retrieval")
+    g.add_argument("--ks", default="5,10", help="cut-offs K for recall@K (comma-separated)")
+    g.add_argument("--sgmem-preset", default=preset, choices=["locomo", "longmemeval"],
+                   help=f"SGMem hyper-parameters from the paper for this dataset (default {preset})")
+    g.add_argument("--sgmem-k", type=int, default=None, help="override: KNN neighbours per sentence")
+    g.add_argument("--sgmem-h", type=int, default=None, help="override: hops")
+    g.add_argument("--sgmem-n", type=int, default=None, help="override: max sentence nodes")
+    g.add_argument("--sgmem-gamma", type=float, default=None, help="override: threshold on cosine + 1")
+    g.add_argument("--embedder", default="", help="HF id or path of the sentence embedder (default: packaged all-MiniLM-L6-v2); "
+                   "'hashing' = hashed word n-grams, a lexical stand-in for tests")
+    g.add_argument("--embedding-cache", default="", help="folder of the on-disk embedding cache (default ~/.cache/dialogue-workbench/embeddings)")
+    g.add_argument("--no-embedding-cache", action="store_true", help="embed everything afresh")
+    g.add_argument("--qa", action="store_true",
+                   help="also answer each question from the top-K context and judge it (B.1/B.2 prompts) with the configured LLM")
+
+
+def parse_ks(text: str) -> list[int]:
+    ks = sorted({int(k) for k in str(text).split(",") if k.strip()})
+    if not ks or ks[0] < 1:
+        raise ValueError(f"--ks needs positive integers, got {text!r}")
+    return ks
+
+
+def sgmem_config(options: dict):
+    from core.methods.sgmem.config import DATASET_DEFAULTS
+
+    config = DATASET_DEFAULTS[options.get("sgmem_preset", "locomo")]
+    overrides = {"knn_k": options.get("sgmem_k"), "hops": options.get("sgmem_h"),
+                 "max_sentences": options.get("sgmem_n"), "gamma": options.get("sgmem_gamma")}
+    return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+
+
+@dataclass
+class Setup:
+    retriever_context: RetrieverContext
+    llm: LLM | None
+    strong: bool
+    embed_query: Callable[[str], float]  # embeds and caches the query; returns the seconds it took
+    embedder_name: str
+
+
+def setup(ctx, methods: Sequence[str]) -> Setup:
+    """Load what the chosen methods need: always the embedder (cached on disk unless disabled);
+    the LLM only for generated memory or --qa."""
+    from core.retrieval.cache import CachedEmbedder
+
+    need_llm = any(uses_llm(m) for m in methods) or ctx.options.get("qa")
+    tools = ctx.make_tools() if need_llm and ctx.make_tools else None
+    inner = _embedder(ctx.options.get("embedder", ""), tools)
+    embedder = inner if ctx.options.get("no_embedding_cache") else CachedEmbedder(inner, ctx.options.get("embedding_cache") or None)
+    provider = None
+    if tools is not None:
+        from core.methods.sgmem.memory import MemoryGenerator
+
+        provider = MemoryGenerator(tools.llm)
+
+    def embed_query(query: str) -> float:
+        t0 = time.perf_counter()
+        vec = inner.encode([query])
+        seconds = time.perf_counter() - t0
+        if embedder is not inner:
+            embedder.store([query], vec)
+        return seconds
+
+    context = RetrieverContext(embedder, provider, {"sgmem": sgmem_config(ctx.options)})
+    return Setup(context, tools.llm if tools else None, bool(tools and tools.strong), embed_query, inner.name)
+
+
+def _embedder(name: str, tools):
+    from core.resources import HashingEmbedder, load_embedder
+
+    if name == "hashing":
+        return HashingEmbedder()
+    if name or tools is None or tools.embedder is None:
+        return load_embedder(name)
+    return tools.embedder
+
+
+def build(names: Sequence[str], setup_: Setup) -> list[Retriever]:
+    return [make_retriever(n, setup_.retriever_context) for n in names]
+
+
+def top_chunks(evidence: Sequence[Evidence], k: int) -> list[Evidence]:
+    return [e for e in evidence if e.kind in DIALOGUE_KINDS][:k]
+
+
+def context_for(evidence: Sequence[Evidence], k: int) -> list[Evidence]:
+    """The top-k chunks plus the top-k generated memories of each kind (retrieval ran at max K)."""
+    out, per_kind = top_chunks(evidence, k), defaultdict(int)
+    for e in evidence:
+        if e.kind not in DIALOGUE_KINDS and per_kind[e.kind] < k:
+            per_kind[e.kind] += 1
+            out.append(e)
+    return out
+
+
+def turn_scores(evidence: Sequence[Evidence], gold: Iterable[str], ks: Sequence[int],
+                unit: Callable[[str], str] = lambda t: t, prefix: str = "") -> dict[str, float]:
+    """recall@k (share of gold units covered) and hit@k (any covered) over the top-k chunks;
+    `unit` maps a turn id to what is counted (the turn itself, or its session)."""
+    gold_units = {unit(g) for g in gold}
+    out = {}
+    for k in ks:
+        covered = {unit(t) for e in top_chunks(evidence, k) for t in e.meta.get("turn_ids", ())}
+        found = len(gold_units & covered)
+        out[f"{prefix}recall@{k}"] = found / len(gold_units) if gold_units else float("nan")
+        out[f"{prefix}hit@{k}"] = float(found > 0) if gold_units else float("nan")
+    return out
+
+
+def context_tokens(evidence: Sequence[Evidence], ks: Sequence[int]) -> dict[str, float]:
+    return {f"tokens@{k}": float(sum(approx_tokens(e.text) for e in context_for(evidence, k))) for k in ks}
+
+
+class Tally:
+    """Per method and group (e.g. question category): lists of metric values, averaged at the end."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+
+    def add(self, method: str, groups: Sequence[str], metrics: dict[str, float]) -> None:
+        for group in groups:
+            for name, value in metrics.items():
+                if value == value:  # NaN (no gold) is not averaged in
+                    self.values[method][group][name].append(float(value))
+
+    def means(self, method: str, group: str) -> dict[str, float]:
+        stats = {name: round(float(np.mean(v)), 4) for name, v in self.values[method][group].items() if v}
+        counts = [len(v) for v in self.values[method][group].values()]
+        stats["n"] = max(counts, default=0)
+        return stats
+
+
+def answer_and_judge(llm: LLM, question: str, gold: str, context: Sequence[Evidence], date: str = "") -> tuple[str, int | None]:
+    """Answer from the context (B.1), then judge against the gold answer (B.2). None when the
+    judge's output fails validation (counted as unjudged, not as wrong)."""
+    from core.methods.sgmem.method import context_text
+
+    asked = f"{question}\n(Current date: {date})" if date else question
+    messages = [Message("system", render_prompt("sgmem_response", context=context_text(list(context)))),
+                Message("user", asked)]
+    answer = llm.chat(messages, temperature=0.7, max_tokens=300).text
+    judge = render_prompt("sgmem_judge", question=question, gold=gold, candidate=answer)
+    try:
+        verdict = llm.json([Message("user", judge)], JUDGE_SCHEMA, max_tokens=40)
+        return answer, int(verdict["score"])
+    except LLMOutputError:
+        return answer, None
