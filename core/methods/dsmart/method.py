@@ -64,18 +64,33 @@ class DsmMemoryMixin:
         self.memory.wait()
 
     def save_state(self) -> bytes | None:
-        pending = (self._pending_user.text if self._pending_user is not None else "").encode("utf-8")
-        return STATE_VERSION + len(pending).to_bytes(4, "little") + pending + self.memory.save()
+        return pack_state(self.memory.save(), self._pending_user.text if self._pending_user is not None else "")
 
     def load_state(self, data: bytes, observed: int) -> None:
-        if not data.startswith(STATE_VERSION):
-            raise ValueError("not a saved D-SMART memory (unknown header)")
-        n = int.from_bytes(data[4:8], "little")
-        pending = data[8 : 8 + n].decode("utf-8")
-        self.memory.load(data[8 + n :])
+        pending, memory = split_state(data)
+        self.memory.load(memory)
         self._pending_user = Turn(USER, pending) if pending else None
         self._rounds = len(self.memory.history)
         self.observed = observed
+
+
+def pack_state(memory: bytes, pending: str = "") -> bytes:
+    """Method state: header, the user turn still waiting for its reply, the memory's bytes."""
+    text = pending.encode("utf-8")
+    return STATE_VERSION + len(text).to_bytes(4, "little") + text + memory
+
+
+def split_state(data: bytes) -> tuple[str, bytes]:
+    """(pending user text, memory bytes) of what `save_state` wrote."""
+    if not data.startswith(STATE_VERSION):
+        raise ValueError("not a saved D-SMART memory (unknown header)")
+    n = int.from_bytes(data[4:8], "little")
+    return data[8 : 8 + n].decode("utf-8"), data[8 + n :]
+
+
+def memory_from_state(data: bytes, **kwargs) -> DynamicStructuredMemory:
+    """A read-only view of a stored method state (the Memory Graph page, without a method)."""
+    return DynamicStructuredMemory.from_bytes(split_state(data)[1], **kwargs)
 
 
 def memory_lines(graph: Graph, limit: int) -> list[str]:
@@ -135,4 +150,4 @@ class DsmMethod(DsmMemoryMixin, Method):
         )
 
 
-__all__ = ["DsmMemoryMixin", "DsmMethod", "memory_lines"]
+__all__ = ["DsmMemoryMixin", "DsmMethod", "memory_from_state", "memory_lines", "pack_state", "split_state"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DefinedNamespace
@@ -134,8 +135,10 @@ def bind_prefixes(graph: Graph) -> Graph:
     return graph
 
 
+@lru_cache(maxsize=1)
 def ontology() -> Graph:
-    """The TBox: class hierarchy, disjointness, property kinds, functional properties."""
+    """The TBox: class hierarchy, disjointness, property kinds, functional properties. Shared and
+    cached: callers copy it, never edit it."""
     g = bind_prefixes(Graph())
     for c in TOP_CLASSES + (DSM.Agent, DSM.Speaker):
         g.add((c, RDF.type, OWL.Class))

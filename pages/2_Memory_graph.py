@@ -1,0 +1,129 @@
+"""Memory Graph: the D-SMART Dynamic Structured Memory of a conversation, replayable turn by turn."""
+
+from __future__ import annotations
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from core.methods.dsmart.memory import DynamicStructuredMemory
+from core.methods.dsmart.method import memory_from_state, pack_state, split_state
+from ui import graphs, resources, state
+
+DSM_METHODS = ("dsm", "dsmart")
+
+st.set_page_config(page_title="Memory graph", page_icon="🕸️", layout="wide")
+store = resources.default_store()
+st.title("Memory graph")
+st.caption("D-SMART's Dynamic Structured Memory: an OWL knowledge graph of the dialogue. Each round adds a "
+           "fragment extracted from the turn (local spaCy extractor, or the LLM with a strong endpoint); "
+           "conflicting older facts are pruned and kept in the history with the reason.")
+
+conversations = store.list_conversations()
+if not conversations:
+    st.info("No conversations yet. Chat with the `dsm` method on the Chat page, then come back here.")
+    st.stop()
+ids = [c.id for c in conversations]
+titles = {c.id: f"{c.title} ({c.turns} turns)" for c in conversations}
+current = st.session_state.get(state.CONVERSATION)
+with st.sidebar:
+    cid = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
+                       format_func=titles.__getitem__, key="memory_graph_conversation")
+
+
+def find_memory(cid: str):
+    """(memory, where it came from, how to persist it): this user's live method instance first,
+    else the memory stored with the conversation."""
+    for name in DSM_METHODS:
+        method = st.session_state.get(f"method:{cid}:{name}")
+        if method is not None and hasattr(method, "memory"):
+            method.wait()  # a finished graph, never a half-merged one
+            save = lambda m=method, n=name: store.put_artifact(cid, f"method:{n}", m.observed.to_bytes(8, "little") + m.save_state())
+            return method.memory, f"live `{name}` session", save
+    for name in DSM_METHODS:
+        saved = store.get_artifact(cid, f"method:{name}")
+        if saved is not None:
+            memory = memory_from_state(saved[8:])
+            pending = split_state(saved[8:])[0]
+            save = lambda m=memory, n=name: store.put_artifact(cid, f"method:{n}", saved[:8] + pack_state(m.save(), pending))
+            return memory, f"stored `{name}` memory", save
+    return None, "", None
+
+
+def build_from_turns(cid: str) -> None:
+    """Replay the stored turns through memory maintenance (for conversations held with other
+    methods) and store the result as the `dsm` memory, so chatting with `dsm` continues from it."""
+    tools = state.toolkit()
+    memory = DynamicStructuredMemory(tools.llm, strong=tools.strong)
+    dialogue = store.dialogue(cid)
+    for index, group in enumerate(dialogue.rounds()):
+        question = " ".join(t.text for t in group if t.role == "user")
+        answer = " ".join(t.text for t in group if t.role != "user")
+        memory.observe_round(question, answer, index)
+    store.put_artifact(cid, "method:dsm", len(dialogue).to_bytes(8, "little") + pack_state(memory.save()))
+
+
+memory, source, save_memory = find_memory(cid)
+if memory is None:
+    st.info("This conversation has no D-SMART memory yet (it was held with another method).")
+    if st.button("Build the memory from its turns"):
+        with st.spinner("Maintaining the memory round by round…"):
+            build_from_turns(cid)
+        st.rerun()
+    st.stop()
+
+history = memory.history
+st.caption(f"Source: {source} · {len(history)} round(s) · {len(memory.facts())} facts now")
+if history:
+    shown = st.slider("Graph after round", 0, len(history), len(history), key=f"memory_graph_turn:{cid}")
+else:
+    shown = 0
+graph = memory.graph if shown == len(history) else memory.graph_at(shown)
+
+tab_graph, tab_turn, tab_triples, tab_export = st.tabs(["Graph", "Round details", "Triples", "Export / import"])
+with tab_graph:
+    st.markdown(" ".join(f"<span style='color:{c}'>●</span> {name}" for name, c in graphs.LEGEND.items()),
+                unsafe_allow_html=True)  # fixed legend text only: no user text here
+    if len(graph):
+        components.html(graphs.network_html(graph), height=650, scrolling=False)
+    else:
+        st.write("The graph is empty at this point.")
+
+with tab_turn:
+    if shown == 0:
+        st.write("Move the slider to a round to see what it added and pruned.")
+    else:
+        record = history[shown - 1]
+        st.subheader(f"Round {record.turn_index}" + (" (imported)" if record.source == "import" else ""))
+        st.text(record.statement)
+        st.markdown("**Fragment added**")
+        st.dataframe(graphs.facts_frame(graph, record.added), hide_index=True, width="stretch")
+        st.markdown("**Conflicts pruned**")
+        if record.pruned:
+            st.dataframe(graphs.pruned_frame(graph, record.pruned), hide_index=True, width="stretch")
+        else:
+            st.write("None.")
+        st.markdown("**Stage timings (s)**")
+        st.dataframe([{"stage": k, "seconds": round(v, 4)} for k, v in record.timings.items()], hide_index=True)
+        if not record.consistent:
+            st.warning("The OWL-RL check reported: " + "; ".join(record.errors))
+        for note in record.notes:
+            st.caption(note)
+
+with tab_triples:
+    search = st.text_input("Search triples", key=f"memory_graph_search:{cid}")
+    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search), hide_index=True, width="stretch")
+
+with tab_export:
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Turtle", memory.to_turtle(), file_name=f"dsm-{cid}.ttl", mime="text/turtle")
+    c2.download_button("TriG (per-round graphs)", memory.to_trig(), file_name=f"dsm-{cid}.trig", mime="application/trig")
+    c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
+    upload = st.file_uploader("Import a Turtle file into this memory", type=["ttl", "turtle"])
+    if upload is not None and st.button("Import"):
+        try:
+            record = memory.import_turtle(upload.getvalue().decode("utf-8", errors="replace"))
+        except ValueError as err:
+            st.error(f"Nothing imported: {err}")
+        else:
+            save_memory()
+            st.success(f"Imported {len(record.facts_added)} facts; {len(record.pruned)} older facts pruned.")

@@ -1,0 +1,189 @@
+"""DynamicStructuredMemory: conflict pruning with history, owlrl checks, the LLM stage, replay,
+persistence and export round-trips."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from rdflib import RDF, Dataset, Graph, Literal
+from rdflib.compare import isomorphic
+
+from core.llm.fake import ScriptedLLM
+from core.methods.dsmart import conflicts as cf
+from core.methods.dsmart.config import DSMConfig
+from core.methods.dsmart.memory import DynamicStructuredMemory
+from core.methods.dsmart.vocab import DSM, USER, entity, noun_class, turn_graph
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from core.resources import load_spacy
+
+    return load_spacy()
+
+
+def memory(nlp, llm=None, strong=False, **config):
+    return DynamicStructuredMemory(llm, strong=strong, config=DSMConfig(**config), nlp=nlp)
+
+
+def test_renaming_the_dog_keeps_only_max_and_rex_in_history(nlp):
+    m = memory(nlp)
+    m.observe_round("My dog is Rex.", "What a nice name!")
+    record = m.observe_round("Actually my dog is called Max.", "Noted.")
+    dog = entity("user dog")
+    assert set(m.graph.objects(dog, DSM.name)) == {Literal("Max")}
+    assert [(p.triple, p.rule) for p in record.pruned] == [((dog, DSM.name, Literal("Rex")), "functional")]
+    assert "Rex" in record.pruned[0].reason
+    assert (dog, DSM.name, Literal("Rex")) in m.graph_at(1)  # replay: Rex was there after round 1
+
+
+def test_moving_replaces_the_city_and_likes_accumulate(nlp):
+    m = memory(nlp)
+    m.observe_round("I live in Paris.", "Lovely.")
+    m.observe_round("I like pizza.", "Yum.")
+    m.observe_round("I moved to Berlin.", "Exciting!")
+    m.observe_round("I like pasta.", "Me too.")
+    assert set(m.graph.objects(USER, DSM.livesIn)) == {entity("Berlin")}
+    assert set(m.graph.objects(USER, DSM.likes)) == {entity("pizza"), entity("pasta")}  # not functional
+    pruned = [p.triple for r in m.history for p in r.pruned]
+    assert pruned == [(USER, DSM.livesIn, entity("Paris"))]
+
+
+def test_negation_prunes_the_opposite_relation(nlp):
+    m = memory(nlp)
+    m.observe_round("I like coffee.", "")
+    record = m.observe_round("I don't like coffee anymore.", "")
+    assert (USER, DSM.likes, entity("coffee")) not in m.graph
+    assert (USER, DSM.dislikes, entity("coffee")) in m.graph
+    assert record.pruned[0].rule == "opposite"
+
+
+def test_updated_counts_replace_the_old_amount(nlp):
+    m = memory(nlp)
+    m.observe_round("I need 125 stars to reach the gold level.", "Good luck.")
+    m.observe_round("Actually, I need 120 stars to reach the gold level.", "Thanks for correcting.")
+    q = entity("user need star count")
+    assert set(m.graph.objects(q, DSM.amount)) == {Literal(120)}
+
+
+def test_owlrl_reports_disjoint_classes_and_the_old_type_is_pruned():
+    g = Graph()
+    x = entity("jordan")
+    g.add((x, RDF.type, DSM.Person))
+    g.add((x, RDF.type, DSM.Place))
+    errors = cf.reasoner_errors(g)
+    assert any("Disjoint classes" in e and str(x) in e for e in errors)
+    # as a conflict: the old Person typing clashes with the new Place typing
+    old, fragment = Graph(), Graph()
+    old.add((x, RDF.type, DSM.Person))
+    fragment.add((x, RDF.type, DSM.Place))
+    found, _ = cf.disjoint_conflicts(old, fragment, [])
+    assert [(c.triple, c.rule) for c in found] == [((x, RDF.type, DSM.Person), "disjoint")]
+    assert cf.reasoner_errors(fragment) == []
+
+
+def test_disjointness_through_minted_classes_is_detected(nlp):
+    m = memory(nlp)
+    m.observe_round("My friend Jordan is great.", "")  # Jordan: a Friend, so a Person
+    x = entity("Jordan")
+    assert (x, RDF.type, noun_class("friend")) in m.graph
+    record = m.observe_round("Jordan is a city.", "")  # now a City, so a Place: disjoint with Person
+    assert (x, RDF.type, noun_class("friend")) in {p.triple for p in record.pruned}
+    assert record.consistent
+
+
+def test_llm_conflict_stage_prunes_only_triples_of_the_old_graph(nlp):
+    dog = entity("dog")  # "I have a dog": no possessive, so the individual is just "dog"
+    reply = (f"```turtle\n<{USER}> <{DSM.likes}> <{entity('cats')}> .\n"
+             f"<{USER}> <{DSM.has}> <{dog}> .\n```")
+    llm = ScriptedLLM([reply])
+    m = memory(nlp, llm=llm, strong=True, statements="text", extractor="spacy")
+    m.observe_round("I have a dog.", "")  # first round: nothing to compare, no LLM call
+    assert llm.calls == 0
+    record = m.observe_round("I like cats.", "")
+    assert [(p.triple, p.rule) for p in record.pruned] == [((USER, DSM.has, dog), "llm")]  # likes cats: not in G_{t-1}
+    assert "origin rdf" in llm.requests[-1][0].content and "ent:dog" in llm.requests[-1][0].content
+
+
+def test_malformed_llm_conflict_output_is_noted_not_fatal(nlp):
+    m = memory(nlp, llm=ScriptedLLM(["I think there is no conflict."]), strong=True, statements="text", extractor="spacy")
+    m.observe_round("I live in Paris.", "")
+    record = m.observe_round("I like Paris.", "")
+    assert record.pruned == ()
+    assert any("conflict detection failed" in n for n in record.notes)
+
+
+def test_weak_llm_scores_same_predicate_pairs(nlp):
+    # the scorer prefers "no" (cannot both be true) for every pair
+    llm = ScriptedLLM(scorer=lambda messages, option: 1.0 if option == "no" else 0.0)
+    m = memory(nlp, llm=llm, strong=False, llm_conflicts="on")
+    m.observe_round("I work at Google.", "")
+    record = m.observe_round("I work at Apple.", "")
+    assert [(p.triple, p.rule) for p in record.pruned] == [((USER, DSM.worksFor, entity("Google")), "llm")]
+
+
+def test_llm_statement_is_used_and_bad_output_falls_back(nlp):
+    m = memory(nlp, llm=ScriptedLLM(["The user's dog is named Rex."]), strong=False, statements="llm")
+    record = m.observe_round("What should I feed my dog Rex?", "Dog food.")
+    assert record.statement == "The user's dog is named Rex."
+    assert (entity("user dog"), DSM.name, Literal("Rex")) in m.graph
+    m2 = memory(nlp, llm=ScriptedLLM([""]), statements="llm")
+    record = m2.observe_round("I live in Rome.", "Nice.")
+    assert record.statement.startswith("User: I live in Rome.")
+    assert any("used the round text" in n for n in record.notes)
+
+
+def test_save_load_turtle_trig_jsonld_round_trips(nlp):
+    m = memory(nlp)
+    for q in ("My dog is Rex.", "I live in Paris.", "I was born on 5 May 1990.", "Actually my dog is called Max."):
+        m.observe_round(q, "OK.")
+    restored = DynamicStructuredMemory.from_bytes(m.save(), nlp=nlp)
+    assert isomorphic(restored.graph, m.graph)
+    assert [r.pruned for r in restored.history] == [r.pruned for r in m.history]
+    assert isomorphic(restored.graph_at(len(restored.history)), m.graph)  # the history replays the graph
+    assert isomorphic(Graph().parse(data=m.to_turtle(), format="turtle"), m.graph)
+    assert isomorphic(Graph().parse(data=m.to_jsonld(), format="json-ld"), m.graph)
+    ds = Dataset()
+    ds.parse(data=m.to_trig(), format="trig")
+    first = ds.graph(turn_graph(0))
+    assert (entity("user dog"), DSM.name, Literal("Rex")) in first
+    assert m.asserted_by((entity("user dog"), DSM.name, Literal("Max"))) == 3
+
+
+def test_import_turtle_merges_and_malformed_input_changes_nothing(nlp):
+    m = memory(nlp)
+    m.observe_round("I live in Paris.", "")
+    before = m.save()
+    with pytest.raises(ValueError, match="not valid Turtle"):
+        m.import_turtle("this is <not turtle")
+    assert m.save() == before
+    record = m.import_turtle(f"<{USER}> <{DSM.livesIn}> <{entity('Oslo')}> .")
+    assert record.source == "import"
+    assert set(m.graph.objects(USER, DSM.livesIn)) == {entity("Oslo")}  # functional: Paris pruned
+    with pytest.raises(ValueError):
+        m.load(b"{}")
+    with pytest.raises(ValueError):
+        m.load(json.dumps({"format": "other"}).encode())
+
+
+def test_background_maintenance_publishes_whole_snapshots(nlp):
+    m = memory(nlp)
+    started, release = threading.Event(), threading.Event()
+    real = m._maintain
+
+    def slow(*args):
+        started.set()
+        release.wait(5)
+        return real(*args)
+
+    m._maintain = slow
+    before = m.graph
+    m.submit_round("I live in Paris.", "", 0)
+    started.wait(5)
+    assert m.graph is before and len(m.graph) == 0  # a reader during maintenance sees G_{t-1}
+    release.set()
+    m.wait()
+    assert (USER, DSM.livesIn, entity("Paris")) in m.graph
+    m.close()

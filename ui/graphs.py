@@ -1,0 +1,114 @@
+"""Graph rendering for the Memory Graph page: the DSM as an interactive pyvis network.
+
+pyvis writes node labels and tooltips into a <script> block and vis-network shows tooltips as HTML,
+so every piece of dialogue text is passed through `html.escape` first: a user who types
+`<script>` sees the characters, never runs them. Scripts are inlined (`cdn_resources="in_line"`)
+so the page works offline.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+from pyvis.network import Network
+from rdflib import RDF, Graph, Literal, URIRef
+
+from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.vocab import CLASS_BASE, DSM, label_of
+
+# colour per top-level class (the first that applies wins); literals are grey boxes
+COLOURS = {
+    DSM.Speaker: "#e45756",
+    DSM.Person: "#f58518",
+    DSM.Organization: "#b279a2",
+    DSM.Place: "#54a24b",
+    DSM.Event: "#eeca3b",
+    DSM.Quantity: "#72b7b2",
+    DSM.TimeExpression: "#9d755d",
+    DSM.Thing: "#4c78a8",
+}
+UNTYPED = "#bab0ac"
+LITERAL = "#d8d8d8"
+LEGEND = {"Speaker": "#e45756", "Person": "#f58518", "Organization": "#b279a2", "Place": "#54a24b", "Event": "#eeca3b",
+          "Quantity": "#72b7b2", "Time": "#9d755d", "Thing": "#4c78a8", "untyped": UNTYPED, "value": LITERAL}
+
+
+def top_type(graph: Graph, node) -> URIRef | None:
+    """The node's top-level DSM class: asserted directly, or through a minted class."""
+    types = set(graph.objects(node, RDF.type))
+    for cls in list(types):
+        if str(cls).startswith(CLASS_BASE):
+            types |= set(graph.objects(cls, URIRef("http://www.w3.org/2000/01/rdf-schema#subClassOf")))
+    return next((c for c in COLOURS if c in types), None)
+
+
+def type_names(graph: Graph, node) -> list[str]:
+    return sorted(label_of(graph, c) for c in graph.objects(node, RDF.type) if is_fact((node, RDF.type, c)))
+
+
+def network_html(graph: Graph, height: str = "620px") -> str:
+    """The graph's facts as a standalone HTML page (vis-network inlined). Type assertions colour
+    nodes and appear in tooltips rather than as edges."""
+    net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
+    net.barnes_hut(gravity=-4000, spring_length=140)
+    added: set[str] = set()
+
+    def node_id(term, s, p) -> str:
+        if isinstance(term, Literal):
+            return f"literal:{s}|{p}|{term}"
+        return str(term)
+
+    def add(term, s=None, p=None) -> str:
+        nid = node_id(term, s, p)
+        if nid in added:
+            return nid
+        added.add(nid)
+        label = html.escape(label_of(graph, term))
+        if isinstance(term, Literal):
+            kind = term.datatype.split("#")[-1] if term.datatype else "text"
+            net.add_node(nid, label=label, shape="box", color=LITERAL, title=html.escape(f"{term} ({kind})"))
+        else:
+            types = ", ".join(type_names(graph, term)) or "no class"
+            title = html.escape(f"{label_of(graph, term)}\n{term}\ntypes: {types}")
+            net.add_node(nid, label=label, color=COLOURS.get(top_type(graph, term), UNTYPED), title=title)
+        return nid
+
+    for s, p, o in sorted(graph):
+        if not is_fact((s, p, o)) or p == RDF.type:
+            continue
+        src, dst = add(s), add(o, s, p)
+        net.add_edge(src, dst, label=html.escape(label_of(graph, p)), title=html.escape(str(p)))
+    for s, _, c in graph.triples((None, RDF.type, None)):  # individuals known only by their type
+        if isinstance(s, URIRef) and is_fact((s, RDF.type, c)):
+            add(s)
+    return net.generate_html(notebook=False)
+
+
+def triples_frame(graph: Graph, asserted_by=None, search: str = "") -> pd.DataFrame:
+    """Facts as a table (subject, relation, object, turn); `search` filters case-insensitively."""
+    rows = []
+    needle = search.strip().lower()
+    for s, p, o in sorted(graph):
+        if not is_fact((s, p, o)):
+            continue
+        row = {"subject": label_of(graph, s), "relation": "is a" if p == RDF.type else label_of(graph, p),
+               "object": label_of(graph, o)}
+        if needle and needle not in " ".join(row.values()).lower():
+            continue
+        if asserted_by is not None:
+            row["turn"] = asserted_by((s, p, o))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["subject", "relation", "object"] + (["turn"] if asserted_by else []))
+
+
+def facts_frame(graph: Graph, triples) -> pd.DataFrame:
+    rows = [{"subject": label_of(graph, s), "relation": "is a" if p == RDF.type else label_of(graph, p),
+             "object": label_of(graph, o)} for s, p, o in triples if is_fact((s, p, o))]
+    return pd.DataFrame(rows, columns=["subject", "relation", "object"])
+
+
+def pruned_frame(graph: Graph, pruned) -> pd.DataFrame:
+    rows = [{"subject": label_of(graph, x.triple[0]), "relation": label_of(graph, x.triple[1]),
+             "object": label_of(graph, x.triple[2]), "rule": x.rule, "reason": x.reason} for x in pruned]
+    return pd.DataFrame(rows, columns=["subject", "relation", "object", "rule", "reason"])
