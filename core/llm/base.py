@@ -93,6 +93,11 @@ class LLM(ABC):
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
         raise ScoringUnsupported(f"{self.name} cannot score candidate continuations")
 
+    def _score_batch(self, requests: list[tuple[list[Message], list[str]]]) -> list[list[float]]:
+        """Several scoring requests; default one after another. The local backend overrides it
+        with one padded forward pass."""
+        return [self._score(m, c) if c else [] for m, c in requests]
+
     # -- the protocol ------------------------------------------------------------------------
     @property
     def calls(self) -> int:
@@ -136,6 +141,14 @@ class LLM(ABC):
             return []
         self._count(1)
         return self._score(as_messages(messages), list(candidates))
+
+    def score_batch(self, requests: Sequence[tuple[Sequence[Message] | Sequence[dict] | str, Sequence[str]]]) -> list[list[float]]:
+        """`score` for several (messages, candidates) requests at once (counts one call each)."""
+        reqs = [(as_messages(m), list(c)) for m, c in requests]
+        if not reqs:
+            return []
+        self._count(len(reqs))
+        return self._score_batch(reqs)
 
     def choose(self, messages, options: Sequence[str]) -> tuple[int, list[float]]:
         """Index of the most likely option (mean log-likelihood per character, so long options are

@@ -113,21 +113,83 @@ class LocalLLM(LLM):
             results.append(Completion(text, self.name, seconds, len(p), len(gen)))
         return results
 
+    # Scoring shares work: each prompt runs through the model once, its keys and values (the KV
+    # cache) are reused for every candidate continuation, and several prompts are left-padded into
+    # one forward pass. The candidates alone then run as one small batch on top of the cache.
+    _CACHE_BUDGET_BYTES = 256 * 2**20  # cache copies per candidate chunk stay under this
+
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
+        return self._score_batch([(messages, list(candidates))])[0]
+
+    def _score_batch(self, requests: list[tuple[list[Message], list[str]]]) -> list[list[float]]:
+        out: list[list[float]] = [[] for _ in requests]
+        todo = [(i, self._prompt_ids(m), [self._candidate_ids(c) for c in cands]) for i, (m, cands) in enumerate(requests) if cands]
+        if not todo:
+            return out
         torch = self._torch
-        prompt = self._prompt_ids(messages)
-        conts = [self.tokenizer(c, add_special_tokens=False)["input_ids"] or [self.tokenizer.eos_token_id] for c in candidates]
-        width = len(prompt) + max(map(len, conts))
-        pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([prompt + c + [pad] * (width - len(prompt) - len(c)) for c in conts], device=self.device)
-        mask = torch.tensor([[1] * (len(prompt) + len(c)) + [0] * (width - len(prompt) - len(c)) for c in conts], device=self.device)
         with self._model_lock, torch.inference_mode():
-            logits = self.model(input_ids=ids, attention_mask=mask).logits
-        logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-        scores = []
+            first_logp, layers, mask = self._encode_prompts([p for _, p, _ in todo])
+            rows = [(k, cont) for k, (_, _, conts) in enumerate(todo) for cont in conts]
+            scores = self._score_rows(first_logp, layers, mask, rows)
+        pos = 0
+        for i, _, conts in todo:
+            out[i] = scores[pos : pos + len(conts)]
+            pos += len(conts)
+        return out
+
+    def _candidate_ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"] or [self.tokenizer.eos_token_id]
+
+    def _encode_prompts(self, prompts: list[list[int]]):
+        """One left-padded forward pass: (log-probs of the next token per prompt, the KV cache as
+        per-layer (keys, values), the attention mask)."""
+        torch = self._torch
+        width = max(map(len, prompts))
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        result = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        first_logp = torch.log_softmax(result.logits[:, -1].float(), dim=-1)
+        cache = result.past_key_values
+        layers = cache.to_legacy_cache() if hasattr(cache, "to_legacy_cache") else cache
+        return first_logp, layers, mask
+
+    def _score_rows(self, first_logp, layers, mask, rows: list[tuple[int, list[int]]]) -> list[float]:
+        """Total log-likelihood of each (prompt index, continuation) row, in chunks that bound the
+        memory of the copied cache."""
+        keys0 = layers[0][0]
+        row_bytes = len(layers) * 2 * keys0[0].numel() * keys0.element_size()
+        chunk = max(1, int(self._CACHE_BUDGET_BYTES // max(1, row_bytes)))
+        scores: list[float] = []
+        for start in range(0, len(rows), chunk):
+            scores += self._score_chunk(first_logp, layers, mask, rows[start : start + chunk])
+        return scores
+
+    def _score_chunk(self, first_logp, layers, mask, rows) -> list[float]:
+        from transformers import DynamicCache
+
+        torch = self._torch
+        idx = torch.tensor([k for k, _ in rows], device=self.device)
+        conts = [c for _, c in rows]
+        scores = [float(first_logp[k, c[0]]) for k, c in rows]
+        longest = max(map(len, conts))
+        if longest == 1:
+            return scores  # single-token candidates need only the prompt's next-token distribution
+        # Feed all but each candidate's last token: token j+1 is predicted after token j.
+        feed = [c[:-1] for c in conts]
+        width = longest - 1
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([f + [pad] * (width - len(f)) for f in feed], device=self.device)
+        cont_mask = torch.tensor([[1] * len(f) + [0] * (width - len(f)) for f in feed], device=self.device)
+        full_mask = torch.cat([mask.index_select(0, idx), cont_mask], dim=1)
+        start = mask.sum(-1).index_select(0, idx)
+        positions = start[:, None] + torch.arange(width, device=self.device)[None, :]
+        cache = DynamicCache.from_legacy_cache(tuple((k.index_select(0, idx), v.index_select(0, idx)) for k, v in layers))
+        logits = self.model(input_ids=ids, attention_mask=full_mask, position_ids=positions, past_key_values=cache).logits
+        logp = torch.log_softmax(logits.float(), dim=-1)
         for row, c in enumerate(conts):
-            # Token at position i is predicted by the logits at position i - 1.
-            pos = torch.arange(len(prompt), len(prompt) + len(c), device=self.device)
-            token_lp = logp[row, pos - 1, torch.tensor(c, device=self.device)]
-            scores.append(float(token_lp.sum()))
+            if len(c) > 1:
+                steps = torch.arange(len(c) - 1, device=self.device)
+                scores[row] += float(logp[row, steps, torch.tensor(c[1:], device=self.device)].sum())
         return scores
