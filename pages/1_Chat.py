@@ -7,7 +7,7 @@ import streamlit as st
 from core.dialogue import ASSISTANT, USER, Turn
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
-from ui import replies, resources, state
+from ui import consistency, replies, resources, state
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
 store = resources.default_store()
@@ -29,11 +29,13 @@ st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settin
 
 cid = st.session_state[state.CONVERSATION]
 stored = store.turns(cid) if cid else []
+checks = consistency.judge_turns(cid, stored)  # each reply's NLI label and CS against the turns before it
 for s in stored:
     with st.chat_message(s.turn.role):
         st.markdown(s.turn.text)
         if s.reply is not None:
             replies.render_details(s.reply, key=f"{cid}:{s.index}")
+        consistency.render(checks.get(s.index))
 
 
 def method_for(cid: str):

@@ -26,6 +26,14 @@ def embedder(name_or_path: str = ""):
     return resources.load_embedder(name_or_path)
 
 
+@st.cache_resource(show_spinner="Loading the NLI model…")
+def nli_scorer(name_or_path: str = ""):
+    """The shared NLI scorer (default: the project's trained model in assets/models)."""
+    from core.metrics.nli import load_nli
+
+    return load_nli(name_or_path)
+
+
 @st.cache_resource(show_spinner=False)
 def store(path: str) -> Store:
     # The Store object holds only the path; every call opens its own connection.

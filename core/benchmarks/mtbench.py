@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 from core.config import GenerationSettings
 from core.data.mtbench import NEED_REF_TASKS, MTBenchDialogue, load_mtbench, stratified
@@ -64,8 +64,9 @@ def method_config(name: str, max_tokens: int | None):
     return config
 
 
-def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_tokens: int | None) -> list[Answer]:
-    """One answer per round, each with the context it saw."""
+def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_tokens: int | None,
+                    on_turn: Callable[[], None] = lambda: None) -> list[Answer]:
+    """One answer per round, each with the context it saw; `on_turn` after each answer."""
     dialogue = Dialogue(id=str(d.id))
     method = None
     if method_name != GOLDEN:
@@ -83,6 +84,7 @@ def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_
             method.sync(dialogue)
             reply = method.respond(dialogue, rnd.user)
             answers.append(Answer(reply.text, context, time.perf_counter() - t0, tools.llm.calls - calls0, dict(reply.timings)))
+        on_turn()
         shown = rnd.bot if mode == "golden" or method is None else answers[-1].text
         dialogue.add(Turn(USER, rnd.user, f"{d.id}:{i}:u"))
         dialogue.add(Turn(ASSISTANT, shown, f"{d.id}:{i}:a"))
@@ -148,7 +150,7 @@ def run(ctx: BenchContext) -> BenchResult:
         stages = timings.setdefault(method_name, {})
         for d in dialogues:
             bar.set_postfix(method=method_name, task=d.task)
-            answers = answer_dialogue(method_name, d, tools, mode, max_tokens)
+            answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1))
             t0 = time.perf_counter()
             scores = scorer.score(d, answers, lexical=method_name != GOLDEN)
             stages.setdefault("score_turn", []).extend([(time.perf_counter() - t0) / len(answers)] * len(answers))
@@ -161,7 +163,6 @@ def run(ctx: BenchContext) -> BenchResult:
                     stages.setdefault("llm_calls", []).append(float(answer.llm_calls))
                     for stage, seconds in answer.timings.items():
                         stages.setdefault(stage, []).append(seconds)
-                bar.update(1)
     bar.close()
     return BenchResult(
         results=summarise(items),

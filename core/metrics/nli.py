@@ -147,7 +147,7 @@ class NLIScorer:
         self.name = Path(source).name if Path(source).exists() else source
         self.tokenizer = AutoTokenizer.from_pretrained(source)
         # Exported weights may be fp16; CPUs run fp16 slowly and inexactly, so compute in fp32.
-        self.model = AutoModelForSequenceClassification.from_pretrained(source, torch_dtype=torch.float32)
+        self.model = AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
         self.model.to(settings.device).eval()
         self.order = label_order(self.model.config.id2label)
         self._torch = torch

@@ -1,0 +1,70 @@
+"""Per-reply consistency in the Chat page: each assistant reply shows its NLI label and CS
+against the conversation before it (a tiny random NLI model stands in for the trained one, so the
+check is exact: the badge must carry the scorer's own judgement of that history)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nli_helpers import write_tiny_nli_model
+from streamlit.testing.v1 import AppTest
+
+from core.dialogue import ASSISTANT, USER, Turn
+from core.metrics import nli
+from core.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+CHAT = str(REPO / "pages" / "1_Chat.py")
+
+
+def _forget_loaded_models() -> None:
+    """The scorer is cached by core (lru_cache) and by the app (st.cache_resource)."""
+    from ui import resources
+
+    nli.load_nli.cache_clear()
+    resources.nli_scorer.clear()
+
+
+@pytest.fixture()
+def tiny_default_model(tmp_path, monkeypatch):
+    folder = write_tiny_nli_model(tmp_path / "nli")
+    monkeypatch.setattr(nli, "DEFAULT_NLI_MODEL_DIR", folder)
+    _forget_loaded_models()
+    yield folder
+    _forget_loaded_models()
+
+
+def test_chat_shows_each_replys_consistency(app_env, tiny_default_model):
+    store = Store(app_env / "app.sqlite3")
+    cid = store.create_conversation(title="Berlin", method="base")
+    turns = [Turn(USER, "I live in Berlin."), Turn(ASSISTANT, "Berlin is a lovely city."),
+             Turn(USER, "Where do I live?"), Turn(ASSISTANT, "You live in Berlin.")]
+    for t in turns:
+        store.add_turn(cid, t)
+    at = AppTest.from_file(CHAT, default_timeout=60)
+    at.session_state["conversation_id"] = cid
+    at.run()
+    assert not at.exception
+    assistant = [m for m in at.chat_message if m.name == "assistant"]
+    captions = [c.value for m in assistant for c in m.caption if "Consistency" in c.value]
+    assert len(captions) == 2
+    scorer = nli.NLIScorer(str(tiny_default_model))
+    expected = scorer.judge(["User: I live in Berlin.", "Assistant: Berlin is a lovely city.", "User: Where do I live?"],
+                            "You live in Berlin.")
+    assert f"CS {expected.consistency:.2f}" in captions[1] and expected.label in captions[1]
+    assert not [m for m in at.chat_message if m.name == "user" and any("Consistency" in c.value for c in m.caption)]
+
+
+def test_chat_says_when_the_nli_model_is_missing(app_env, tmp_path, monkeypatch):
+    monkeypatch.setattr(nli, "DEFAULT_NLI_MODEL_DIR", tmp_path / "absent")
+    _forget_loaded_models()
+    store = Store(app_env / "app.sqlite3")
+    cid = store.create_conversation(title="x", method="base")
+    store.add_turn(cid, Turn(USER, "Hi."))
+    store.add_turn(cid, Turn(ASSISTANT, "Hello."))
+    at = AppTest.from_file(CHAT, default_timeout=60)
+    at.session_state["conversation_id"] = cid
+    at.run()
+    assert not at.exception
+    assert any("Consistency check off" in c.value and "train-nli" in c.value for c in at.caption)
