@@ -102,3 +102,24 @@ def test_max_tokens_caps_generation_settings():
 
     assert method_config("base", 24).generation.max_tokens == 24
     assert method_config("base", None).generation.max_tokens == 200
+
+
+def test_reuse_rescores_earlier_answers_without_an_llm(tmp_path, tiny_nli):
+    llm = ScriptedLLM(lambda messages: f"answer {len(messages)}")
+    _, first = _run(tmp_path, tiny_nli, "golden", llm)
+
+    def no_llm():
+        raise AssertionError("a reused run must not build the LLM")
+
+    ctx = BenchContext(name="mtbench", data=FIXTURE, out=tmp_path / "again", methods=["golden", "base"], limit=None, seed=0,
+                       options={"mode": "golden", "nli_model": tiny_nli, "reuse": str(tmp_path / "golden")},
+                       make_tools=no_llm, progress=False)
+    run_benchmark(ctx)
+    _, second = read_run(tmp_path / "again")
+    assert [(i["method"], i["response"]) for i in second] == [(i["method"], i["response"]) for i in first]
+    assert [i["cs"] for i in second] == pytest.approx([i["cs"] for i in first])
+    wrong_mode = BenchContext(name="mtbench", data=FIXTURE, out=tmp_path / "bad", methods=["base"], limit=None, seed=0,
+                              options={"mode": "autoregressive", "nli_model": tiny_nli, "reuse": str(tmp_path / "golden")},
+                              make_tools=no_llm, progress=False)
+    with pytest.raises(ValueError, match="mode"):
+        run_benchmark(wrong_mode)

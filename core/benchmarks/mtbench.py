@@ -10,7 +10,8 @@ Turns the official protocol does not score (first turns of FR, CR, AR, SA, SC, C
 with `scored: false` and left out of aggregates unless `--turns all`.
 
 Any method in core.methods.METHODS works by name; `--limit N` picks N dialogues round-robin over
-the 13 tasks, so a small limit still covers them all.
+the 13 tasks, so a small limit still covers them all. `--reuse DIR` rescores the answers of an
+earlier run (same data and mode) instead of generating them again, e.g. with a newer NLI model.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="cap generated tokens for methods whose config has `generation` settings")
     parser.add_argument("--judge", action="store_true", help="add the LLM-judge quality score (needs a strong endpoint)")
+    parser.add_argument("--reuse", default="",
+                        help="folder of an earlier mtbench run: rescore its methods' answers instead of generating them")
 
 
 @dataclass
@@ -65,19 +68,22 @@ def method_config(name: str, max_tokens: int | None):
 
 
 def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_tokens: int | None,
-                    on_turn: Callable[[], None] = lambda: None) -> list[Answer]:
-    """One answer per round, each with the context it saw; `on_turn` after each answer."""
+                    on_turn: Callable[[], None] = lambda: None, reused: dict | None = None) -> list[Answer]:
+    """One answer per round, each with the context it saw; `on_turn` after each answer. With
+    `reused` ((method, dialogue id, turn) -> earlier item), answers come from an earlier run."""
     dialogue = Dialogue(id=str(d.id))
     method = None
-    if method_name != GOLDEN:
+    if method_name != GOLDEN and reused is None:
         from core.methods import create_method
 
         method = create_method(method_name, tools, method_config(method_name, max_tokens))
     answers = []
     for i, rnd in enumerate(d.rounds):
         context = tuple(dialogue.turns()) + (Turn(USER, rnd.user),)
-        if method is None:
+        if method_name == GOLDEN:
             answers.append(Answer(rnd.bot, context))
+        elif reused is not None:
+            answers.append(_reused_answer(reused, method_name, d.id, i + 1, context))
         else:
             t0 = time.perf_counter()
             calls0 = tools.llm.calls
@@ -85,10 +91,37 @@ def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_
             reply = method.respond(dialogue, rnd.user)
             answers.append(Answer(reply.text, context, time.perf_counter() - t0, tools.llm.calls - calls0, dict(reply.timings)))
         on_turn()
-        shown = rnd.bot if mode == "golden" or method is None else answers[-1].text
+        shown = rnd.bot if mode == "golden" or method_name == GOLDEN else answers[-1].text
         dialogue.add(Turn(USER, rnd.user, f"{d.id}:{i}:u"))
         dialogue.add(Turn(ASSISTANT, shown, f"{d.id}:{i}:a"))
     return answers
+
+
+def _reused_answer(reused: dict, method: str, dialogue_id: int, turn: int, context) -> Answer:
+    row = reused.get((method, dialogue_id, turn))
+    if row is None:
+        raise ValueError(f"the reused run has no answer of {method!r} for dialogue {dialogue_id}, turn {turn}")
+    return Answer(row["response"], context, float(row.get("seconds", 0.0)), int(row.get("llm_calls", 0)))
+
+
+def load_reused(path: str, mode: str) -> dict[str, dict]:
+    """method -> {(method, dialogue id, turn): item} from an earlier run's items.jsonl (or its
+    folder), so a new NLI model can rescore the same answers without generating them again."""
+    from pathlib import Path
+
+    from core.eval import read_run
+
+    folder = Path(path).parent if Path(path).is_file() else Path(path)
+    summary, items = read_run(folder)
+    if summary.get("benchmark") != "mtbench":
+        raise ValueError(f"{folder} is not an mtbench run")
+    if summary.get("settings", {}).get("mode") != mode:
+        raise ValueError(f"{folder} was run in mode {summary['settings'].get('mode')!r}, not {mode!r}")
+    out: dict[str, dict] = {}
+    for item in items:
+        if item["method"] != GOLDEN:
+            out.setdefault(item["method"], {})[(item["method"], int(item["dialogue_id"]), int(item["turn"]))] = item
+    return out
 
 
 class Scorer:
@@ -138,7 +171,8 @@ def run(ctx: BenchContext) -> BenchResult:
     mode, all_turns = ctx.options.get("mode", "golden"), ctx.options.get("turns", "official") == "all"
     max_tokens = ctx.options.get("max_tokens")
     dialogues = stratified(load_mtbench(ctx.data), ctx.limit)
-    needs_llm = any(m != GOLDEN for m in ctx.methods) or ctx.options.get("judge")
+    reused = load_reused(ctx.options["reuse"], mode) if ctx.options.get("reuse") else {}
+    needs_llm = any(m != GOLDEN and m not in reused for m in ctx.methods) or ctx.options.get("judge")
     tools = ctx.make_tools() if needs_llm and ctx.make_tools else None
     scorer = Scorer(ctx.options.get("nli_model", ""), _make_judge(ctx, tools))
     _seed(ctx.seed, generating=tools is not None)
@@ -150,7 +184,8 @@ def run(ctx: BenchContext) -> BenchResult:
         stages = timings.setdefault(method_name, {})
         for d in dialogues:
             bar.set_postfix(method=method_name, task=d.task)
-            answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1))
+            answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1),
+                                      reused=reused.get(method_name))
             t0 = time.perf_counter()
             scores = scorer.score(d, answers, lexical=method_name != GOLDEN)
             stages.setdefault("score_turn", []).extend([(time.perf_counter() - t0) / len(answers)] * len(answers))
