@@ -96,6 +96,7 @@ def _add_info(sub) -> None:
     p = sub.add_parser("info", help="which LLM backend is configured, and whether it answers")
     _add_llm_options(p)
     p.add_argument("--ping", action="store_true", help="send a tiny request and time it")
+    p.add_argument("--speed", action="store_true", help="time the model load and generation (tokens per second)")
     p.set_defaults(func=_run_info)
 
 
@@ -112,6 +113,29 @@ def _run_info(args) -> int:
             print(f"not answering: {err}", file=sys.stderr)
             return 1
         print(f"answers in {reply.seconds:.2f} s: {reply.text!r}")
+    if args.speed:
+        return _measure_speed(settings)
+    return 0
+
+
+def _measure_speed(settings: LLMSettings) -> int:
+    """Load time (first: GGUF conversion; later: the cached safetensors) and decode speed."""
+    import time
+
+    from core.llm import make_llm
+
+    t0 = time.perf_counter()
+    llm = make_llm(settings)
+    print(f"load: {time.perf_counter() - t0:.2f} s ({getattr(llm, 'loaded_from', settings.backend)})")
+    prompt = "Write a short paragraph about the history of tea."
+    llm.chat(prompt, temperature=0.0, max_tokens=8)  # warm-up
+    rates = []
+    for _ in range(3):
+        c = llm.chat(prompt, temperature=0.0, max_tokens=128)
+        rates.append(c.completion_tokens / c.seconds)
+    batch = llm.chat_batch([prompt] * 4, temperature=0.0, max_tokens=64)
+    batch_rate = sum(c.completion_tokens for c in batch) / batch[0].seconds
+    print(f"decode: {sorted(rates)[1]:.1f} tokens/s (median of 3, 128 new tokens, greedy); batch of 4: {batch_rate:.1f} tokens/s")
     return 0
 
 
