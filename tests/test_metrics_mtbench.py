@@ -123,3 +123,21 @@ def test_reuse_rescores_earlier_answers_without_an_llm(tmp_path, tiny_nli):
                               make_tools=no_llm, progress=False)
     with pytest.raises(ValueError, match="mode"):
         run_benchmark(wrong_mode)
+
+
+def test_judge_adds_quality_with_a_strong_model(tmp_path, tiny_nli):
+    def reply(messages):
+        return "Fine. Rating: [[7]]" if "impartial judge" in messages[-1].content else "an answer"
+
+    ctx = BenchContext(name="mtbench", data=FIXTURE, out=tmp_path / "judged", methods=["base"], limit=1, seed=0,
+                       options={"mode": "golden", "nli_model": tiny_nli, "judge": True},
+                       make_tools=lambda: Toolkit(llm=ScriptedLLM(reply), strong=True), progress=False)
+    run_benchmark(ctx)
+    summary, items = read_run(tmp_path / "judged")
+    assert all(i["quality"] == 7.0 for i in items)
+    assert summary["results"]["base"]["quality"] == 7.0
+    weak = BenchContext(name="mtbench", data=FIXTURE, out=tmp_path / "weak", methods=["base"], limit=1, seed=0,
+                        options={"mode": "golden", "nli_model": tiny_nli, "judge": True},
+                        make_tools=lambda: Toolkit(llm=ScriptedLLM(reply), strong=False), progress=False)
+    with pytest.raises(ValueError, match="capable"):
+        run_benchmark(weak)
