@@ -1,0 +1,181 @@
+"""`dsmart` (the full D-SMART: Dynamic Structured Memory + Reasoning Tree) and `rt` (the paper's
+"w/o DSM" ablation: the same tree over an empty graph, so it can only THINK and ANSWER).
+
+A reply runs the tree over the last finished memory graph G_{t-1}; memory maintenance for the
+round runs after the reply, in the DSM's background worker (`DsmMemoryMixin`), off the critical
+path. The whole tree is returned as a `Trace(kind="tree")` of plain data for the UI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from rdflib import Graph
+
+from core.config import GenerationSettings
+from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode
+from core.methods.dsmart.config import DSMConfig
+from core.methods.dsmart.method import DsmMemoryMixin
+from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
+from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
+from core.methods.dsmart.rt_llm import TreeModel
+from core.methods.method import Method, Stopwatch, history_messages
+from core.paths import MissingResource
+
+
+@dataclass(frozen=True)
+class DsmartConfig:
+    memory: DSMConfig = DSMConfig()
+    tree: RTConfig = RTConfig()
+    recent_turns: int = 2  # latest turns shown before the response prompt (the DSM holds the rest)
+    generation: GenerationSettings = GenerationSettings()
+
+
+@dataclass(frozen=True)
+class RtOnlyConfig:
+    tree: RTConfig = RTConfig()
+    recent_turns: int = 2
+    generation: GenerationSettings = GenerationSettings()
+
+
+class TreeResponder:
+    """`respond` by Reasoning-Tree search over a graph; needs `self.tools`, `self.config`."""
+
+    _linker: EntityLinker | None = None
+
+    def tree_reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None) -> Reply:
+        cfg, gen, llm = self.config, self.config.generation, self.tools.llm
+        watch = Stopwatch()
+        calls0 = llm.calls
+        with watch("read_memory"):
+            view = MemoryView(graph)
+        with watch("link"):
+            links = self.linker().link(query, view, cfg.tree.max_linked) if view.facts else []
+        recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
+        model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
+                          context=history_messages(recent, gen.max_history_chars), generation=gen)
+        result = ReasoningTree(view, model, cfg.tree).search(query, links)
+        text, messages = model.respond(query, result.best)
+        info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
+        return Reply(
+            text=text,
+            method=self.name,
+            model=llm.name,
+            evidence=tuple(Evidence(view.fact_line(t), 1.0, "dsm", "triple") for t in result.best.facts),
+            trace=tree_trace(result, view, messages, cfg.tree, query, info),
+            timings={**watch.timings, **model.timings},
+            llm_calls=llm.calls - calls0,
+        )
+
+    def linker(self) -> EntityLinker:
+        if self._linker is None:
+            lemmatise, phrases = _spacy_helpers(self.tools.spacy_model)
+            self._linker = EntityLinker(lemmatise, self.tools.embedder, self.config.tree.link_threshold, phrases)
+        return self._linker
+
+
+def _spacy_helpers(model: str):
+    """(lemmatise, noun phrases) from spaCy; plain-text fall-backs when the model is missing."""
+    from core.resources import load_spacy
+
+    try:
+        nlp = load_spacy(model)
+    except MissingResource:
+        return None, None
+    return (lambda text: " ".join(t.lemma_ for t in nlp(text)),
+            lambda text: [c.text for c in nlp(text).noun_chunks])
+
+
+class DsmartMethod(TreeResponder, DsmMemoryMixin, Method):
+    name = "dsmart"
+    label = "D-SMART (memory graph + reasoning tree)"
+    description = ("Beam search over graph actions (expand entity, find path, think, answer) on the dialogue's "
+                   "OWL memory graph; the memory is updated after each reply, in the background.")
+
+    def __init__(self, tools, config: DsmartConfig | None = None) -> None:
+        super().__init__(tools, config)
+        self.init_memory()
+
+    @classmethod
+    def default_config(cls) -> DsmartConfig:
+        return DsmartConfig()
+
+    def retrieve(self, dialogue: Dialogue, query: str, k: int) -> list[Evidence]:
+        """Facts around the entities the query links to, strongest link first."""
+        view = MemoryView(self.memory.graph)
+        out: list[Evidence] = []
+        for link in self.linker().link(query, view, self.config.tree.max_linked):
+            for t in view.expand(link.node, self.config.tree.expand_hops, self.config.tree.max_action_facts):
+                line = view.fact_line(t)
+                if all(e.text != line for e in out):
+                    out.append(Evidence(line, link.score, view.label(link.node), "triple", {"link": link.how}))
+        return out[:k]
+
+    def respond(self, dialogue: Dialogue, query: str) -> Reply:
+        history = self.memory.history
+        note = {"memory_rounds": len(history)}
+        if history:
+            note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
+        return self.tree_reply(dialogue, query, self.memory.graph, note)
+
+
+class RtMethod(TreeResponder, Method):
+    name = "rt"
+    label = "Reasoning tree only (w/o DSM)"
+    description = "The D-SMART reasoning tree over an empty memory graph: it can only think and answer."
+
+    @classmethod
+    def default_config(cls) -> RtOnlyConfig:
+        return RtOnlyConfig()
+
+    def respond(self, dialogue: Dialogue, query: str) -> Reply:
+        return self.tree_reply(dialogue, query, Graph())
+
+
+def tree_trace(result: SearchResult, view: MemoryView, messages, config: RTConfig, query: str, info: dict) -> Trace:
+    """The whole tree as plain data: every state, its action, value, depth, subgraph and
+    trajectory; the path to the chosen state marked."""
+    chosen = {s.id for s in path_to(result.states, result.best)}
+    beam = {s.id for s in result.final_beam}
+    nodes = [_node(s, view, s.id in chosen, s.id in beam, s.id == result.best.id) for s in result.states]
+    root_detail = dict(nodes[0].detail)
+    root_detail.update({
+        "query": query,
+        "links": [{"entity": view.label(l.node), "score": round(l.score, 3), "how": l.how} for l in result.links],
+        "stop_reason": result.stop_reason,
+        "expansions": result.expansions,
+        "batches": result.batches,
+        "config": asdict(config),
+        **info,
+    })
+    nodes[0] = TraceNode(nodes[0].id, nodes[0].label, None, nodes[0].value, 0, True, root_detail)
+    return Trace("tree", tuple(nodes), tuple({"role": m.role, "content": m.content} for m in messages))
+
+
+def _node(state: State, view: MemoryView, chosen: bool, in_beam: bool, best: bool) -> TraceNode:
+    step = state.last
+    parent_facts = len(state.facts) - (step.added if step else 0)
+    detail = {
+        "action": step.action.kind if step else "ROOT",
+        "entities": [view.label(e) for e in step.action.entities] if step else [],
+        "text": step.text if step else "",
+        "prior": round(step.prior, 4) if step else 1.0,
+        "value": round(state.value, 4),
+        "value_source": state.value_source,
+        "terminal": state.terminal,
+        "in_final_beam": in_beam,
+        "best": best,
+        "subgraph": [view.fact_line(t) for t in state.facts],
+        "new_facts": [view.fact_line(t) for t in state.facts[parent_facts:]],
+        "trajectory": [_step_line(s, view) for s in state.trajectory],
+    }
+    label = step.action.render(view) if step else "ROOT"
+    return TraceNode(state.id, label, state.parent, round(state.value, 4), state.depth, chosen, detail)
+
+
+def _step_line(step, view: MemoryView) -> str:
+    action = step.action.render(view)
+    return f"{action}: {step.text}" if step.text else action
+
+
+__all__ = ["DsmartConfig", "DsmartMethod", "RtMethod", "RtOnlyConfig", "tree_trace"]

@@ -1,0 +1,268 @@
+"""The LLM side of the Reasoning Tree: policy p_pi, value p_v, THINK texts and answers.
+
+Two ways to ask, chosen per model strength (DESIGN.md, "LLMs"):
+
+- weak model (the embedded 135M one): the policy is a distribution over the *enumerated* legal
+  actions, each scored by likelihood as the continuation of a short policy prompt, and S actions
+  are sampled from it; the value is likelihood-weighted: sum_k p("0.k") * 0.k over the eleven
+  scores 0.0 ... 1.0 after the evaluation prompt (temperature-0 scoring, no sampling).
+- strong model: the Appendix E prompts as written; the free-text action is parsed and validated
+  (unknown entities rejected), the free-text score parsed as a number in [0, 1]; whatever fails
+  validation falls back to the scored path, or to a neutral default where the endpoint cannot score.
+
+Every request of one beam step goes out as one batch: `score_batch` (the local backend runs one
+padded forward pass with a shared prompt cache) or `chat_batch` (one padded generation locally,
+concurrent requests at an endpoint).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Iterator
+
+import numpy as np
+
+from core.config import GenerationSettings
+from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
+from core.llm.prompts import render_prompt
+from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
+from core.methods.dsmart.rt_graph import MemoryView
+
+SCORES = tuple(f"{k / 10:.1f}" for k in range(11))  # "0.0" ... "1.0"
+CHARS_PER_TOKEN = 4.0  # turns per-character log-likelihood into about per-token
+_ACTION = re.compile(r"^(?:next action\s*:\s*|action\s*:\s*|\d+[.)]\s*)?(EXPAND[ _]ENTITY|FIND[ _]PATH|THINK|ANSWER)\b(.*)", re.I)
+_NUMBER = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)(?![\d.])")
+
+
+class TreeModel:
+    def __init__(self, llm: LLM, view: MemoryView, config: RTConfig, *, strong: bool,
+                 context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings()) -> None:
+        self.llm, self.view, self.config = llm, view, config
+        self.prompted = config.policy == "prompted" or (config.policy == "auto" and strong)
+        self.eager = config.answer_drafts == "eager" or (config.answer_drafts == "auto" and strong)
+        self.strong = strong
+        self.context = list(context or [])
+        self.generation = generation
+        self.rng = np.random.default_rng(config.seed)
+        self.timings: dict[str, float] = {}
+        self.batches = 0
+        self.notes: list[str] = []
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add_time(stage, time.perf_counter() - t0)
+
+    def add_time(self, stage: str, seconds: float) -> None:
+        self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+
+    def _score_batch(self, requests):
+        self.batches += 1
+        return self.llm.score_batch(requests)
+
+    def _chat_batch(self, prompts, **kwargs):
+        self.batches += 1
+        return self.llm.chat_batch(prompts, **kwargs)
+
+    # -- rendering -------------------------------------------------------------------------------
+    def facts_text(self, state: State) -> str:
+        facts = state.facts[-self.config.max_prompt_facts :]
+        return "\n".join(self.view.fact_line(t) for t in facts) or "(none yet)"
+
+    def trajectory_text(self, state: State) -> str:
+        lines = []
+        for n, step in enumerate(state.trajectory, 1):
+            action = step.action.render(self.view)
+            if step.action.kind == THINK:
+                lines.append(f"{n}. THINK: {step.text}")
+            elif step.action.kind == ANSWER:
+                lines.append(f"{n}. ANSWER" + (f": {step.text}" if step.text else ""))
+            else:
+                lines.append(f"{n}. {action} -> {step.text}")
+        return "\n".join(lines) or "(none yet)"
+
+    def _prompt(self, name: str, query: str, state: State, **extra) -> list[Message]:
+        return [Message("user", render_prompt(name, query=query, triples=self.facts_text(state),
+                                              trajectory=self.trajectory_text(state), **extra))]
+
+    def answer_messages(self, query: str, state: State) -> list[Message]:
+        """Appendix E response prompt after the system prompt and the latest dialogue turns."""
+        prompt = render_prompt("rt_response", query=query, triples=self.facts_text(state), trajectory=self.trajectory_text(state))
+        return [Message("system", render_prompt("chat_system"))] + self.context + [Message("user", prompt)]
+
+    # -- policy ----------------------------------------------------------------------------------
+    def propose(self, query: str, parents: list[State], legal: list[list[Action]]) -> list[list[tuple[Action, float]]]:
+        with self.timed("policy"):
+            if self.prompted:
+                return self._prompted(query, parents, legal)
+            return self._enumerated(query, parents, legal)
+
+    def _enumerated(self, query, parents, legal) -> list[list[tuple[Action, float]]]:
+        requests = [(self._prompt("rt_policy_scored", query, p), [a.render(self.view) for a in acts])
+                    for p, acts in zip(parents, legal)]
+        out = []
+        for acts, scores in zip(legal, self._score_batch(requests)):
+            norm = [CHARS_PER_TOKEN * s / max(1, len(a.render(self.view))) for s, a in zip(scores, acts)]
+            probs = softmax(np.array(norm) / max(1e-6, self.config.policy_temperature))
+            draws = self.rng.choice(len(acts), size=self.config.samples, replace=True, p=probs)
+            picked = list(dict.fromkeys(int(i) for i in draws))  # duplicates merged, first-drawn order
+            out.append([(acts[i], float(probs[i])) for i in picked])
+        return out
+
+    def _prompted(self, query, parents, legal) -> list[list[tuple[Action, float]]]:
+        s = self.config.samples
+        prompts = []
+        for p, acts in zip(parents, legal):
+            names = sorted({self.view.label(e) for a in acts for e in a.entities}) or ["(none)"]
+            prompts += [self._prompt("rt_policy", query, p, entities=", ".join(names))] * s
+        replies = self._chat_batch(prompts, temperature=self.config.policy_temperature, max_tokens=96)
+        out = []
+        for i, (parent, acts) in enumerate(zip(parents, legal)):
+            parsed = [parse_action(r.text, self.view) for r in replies[i * s : (i + 1) * s]]
+            valid = [a for a in parsed if a is not None]
+            merged: dict[tuple, tuple[Action, int]] = {}
+            for a in valid:
+                first, n = merged.get(a.key, (a, 0))
+                merged[a.key] = (first, n + 1)
+            if merged:
+                out.append([(a, n / s) for a, n in merged.values()])
+            else:
+                self.notes.append(f"policy output for {parent.id} failed validation; used the fall-back")
+                out.append(self._fallback_policy(query, parent, acts))
+        return out
+
+    def _fallback_policy(self, query, parent, acts) -> list[tuple[Action, float]]:
+        try:
+            return self._enumerated(query, [parent], [acts])[0]
+        except ScoringUnsupported:
+            return [(Action(THINK), 0.5), (Action(ANSWER), 0.5)]
+
+    # -- THINK texts and answer drafts -----------------------------------------------------------
+    def write_thoughts(self, query: str, children: list[State]) -> list[State]:
+        """Fill in THINK texts (one batched generation) and, when eager, ANSWER drafts (another)."""
+        thinking = [i for i, c in enumerate(children) if c.last.action.kind == THINK and not c.last.text]
+        if thinking:
+            with self.timed("think"):
+                prompts = [self._prompt("rt_think", query, _before_last(children[i])) for i in thinking]
+                replies = self._chat_batch(prompts, temperature=self.config.policy_temperature,
+                                           max_tokens=self.config.think_max_tokens)
+            for i, r in zip(thinking, replies):
+                children[i] = _with_last_text(children[i], first_lines(r.text) or "(no thought)")
+        answering = [i for i, c in enumerate(children) if c.last.action.kind == ANSWER] if self.eager else []
+        if answering:
+            with self.timed("answer_drafts"):
+                prompts = [self.answer_messages(query, _before_last(children[i])) for i in answering]
+                replies = self._chat_batch(prompts, temperature=self.generation.temperature, max_tokens=self.generation.max_tokens)
+            for i, r in zip(answering, replies):
+                children[i] = _with_last_text(children[i], r.text.strip())
+        return children
+
+    # -- value -----------------------------------------------------------------------------------
+    def evaluate(self, query: str, children: list[State]) -> list[State]:
+        if not children:
+            return children
+        with self.timed("value"):
+            if self.strong:
+                return self._prompted_values(query, children)
+            return self._scored_values(query, children)
+
+    def _value_prompt(self, query: str, state: State, prompted: bool) -> list[Message]:
+        if state.terminal and state.last.text:
+            return self._prompt("rt_value_answer", query, _before_last(state), answer=state.last.text)
+        return self._prompt("rt_value_state" if prompted else "rt_value_scored", query, state)
+
+    def _scored_values(self, query: str, children: list[State]) -> list[State]:
+        requests = [(self._value_prompt(query, c, prompted=False), list(SCORES)) for c in children]
+        return [with_value(c, expected_score(s), "likelihood") for c, s in zip(children, self._score_batch(requests))]
+
+    def _prompted_values(self, query: str, children: list[State]) -> list[State]:
+        prompts = [self._value_prompt(query, c, prompted=True) for c in children]
+        replies = self._chat_batch(prompts, temperature=self.config.value_temperature, max_tokens=300)
+        out, failed = [], []
+        for i, (c, r) in enumerate(zip(children, replies)):
+            try:
+                out.append(with_value(c, parse_score(r.text), "prompt"))
+            except LLMOutputError:
+                out.append(c)
+                failed.append(i)
+        if failed:
+            self.notes.append(f"{len(failed)} value output(s) failed validation; used the fall-back")
+            try:
+                fixed = self._scored_values(query, [children[i] for i in failed])
+            except ScoringUnsupported:
+                fixed = [with_value(children[i], 0.5, "default") for i in failed]
+            for i, state in zip(failed, fixed):
+                out[i] = state
+        return out
+
+    # -- the response ----------------------------------------------------------------------------
+    def respond(self, query: str, best: State) -> tuple[str, list[Message]]:
+        """r_t from the trajectory of S*: its eager draft when it has one, else generated now."""
+        messages = self.answer_messages(query, _before_last(best) if best.terminal else best)
+        if best.terminal and best.last.text:
+            return best.last.text, messages
+        with self.timed("generate"):
+            self.batches += 1
+            text = self.llm.chat(messages, temperature=self.generation.temperature, max_tokens=self.generation.max_tokens).text
+        return text, messages
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    z = np.exp(x - np.max(x))
+    return z / z.sum()
+
+
+def expected_score(logliks: list[float]) -> float:
+    """sum_k p_k * score_k with p = softmax of the candidates' log-likelihoods."""
+    p = softmax(np.array(logliks, dtype=float))
+    return float(sum(pk * float(s) for pk, s in zip(p, SCORES)))
+
+
+def parse_score(text: str) -> float:
+    """The last number in [0, 1] of a free-text evaluation (the prompt asks for reasoning, then the score)."""
+    found = [float(m) for m in _NUMBER.findall(text)]
+    found = [f for f in found if 0.0 <= f <= 1.0 and not math.isnan(f)]
+    if not found:
+        raise LLMOutputError(f"no score between 0 and 1 in {text[:120]!r}")
+    return found[-1]
+
+
+def parse_action(text: str, view: MemoryView) -> Action | None:
+    """The first action line of a policy reply, validated against the graph; None if invalid."""
+    for line in text.splitlines():
+        m = _ACTION.match(line.strip().strip("`*'\""))
+        if not m:
+            continue
+        kind = m.group(1).upper().replace(" ", "_")
+        rest = m.group(2)
+        if kind in (THINK, ANSWER):
+            return Action(kind, (), rest.lstrip(" :-").strip() if kind == THINK else "")
+        names = re.findall(r"\[([^\]]+)\]", rest) or [n for n in re.split(r"[,;]| and ", rest.strip(" :")) if n.strip()]
+        nodes = [view.find_entity(n.strip()) for n in names]
+        need = 1 if kind == EXPAND else 2
+        if len(nodes) < need or any(n is None for n in nodes[:need]) or (kind == PATH and nodes[0] == nodes[1]):
+            return None
+        return Action(kind, tuple(nodes[:need]))
+    return None
+
+
+def first_lines(text: str, limit: int = 400) -> str:
+    return " ".join(text.strip().split())[:limit]
+
+
+def _before_last(state: State) -> State:
+    """The state as it was before its last step (the context an ANSWER/THINK was written in)."""
+    return replace(state, trajectory=state.trajectory[:-1])
+
+
+def _with_last_text(state: State, text: str) -> State:
+    last = state.trajectory[-1]
+    return replace(state, trajectory=state.trajectory[:-1] + (replace(last, text=text),))

@@ -1,0 +1,279 @@
+"""Reasoning Tree: graph actions on hand-made graphs, entity linking, Algorithm 2's beam search on a
+scripted LLM (top-k kept, terminal states kept, depth limit, argmax answer, M_exp), the
+enumerated policy's legality, free-text parsing for strong models, and the trace as data."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rdflib import RDF, RDFS, Graph, Literal, Namespace
+
+from core.dialogue import Dialogue, Reply
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, ReasoningTree, RTConfig, State
+from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
+from core.methods.dsmart.rt_llm import SCORES, TreeModel, expected_score, parse_action, parse_score
+
+EX = Namespace("http://example.org/")
+
+
+def pets_graph() -> Graph:
+    """user -has-> rex (a Dog, age 3); user -livesIn-> paris -capitalOf-> france; bob -livesIn-> paris;
+    island is unconnected."""
+    g = Graph()
+    facts = [(EX.user, EX.has, EX.rex), (EX.rex, RDF.type, EX.Dog), (EX.rex, EX.age, Literal(3)),
+             (EX.user, EX.livesIn, EX.paris), (EX.paris, EX.capitalOf, EX.france), (EX.bob, EX.livesIn, EX.paris),
+             (EX.bob, EX.age, Literal(3)), (EX.island, EX.size, Literal("small"))]
+    for t in facts:
+        g.add(t)
+    for node, label in [(EX.user, "user"), (EX.rex, "Rex"), (EX.Dog, "dog"), (EX.paris, "Paris"), (EX.france, "France"),
+                        (EX.bob, "Bob"), (EX.island, "island"), (EX.has, "has"), (EX.livesIn, "lives in")]:
+        g.add((node, RDFS.label, Literal(label)))
+    return g
+
+
+# -- graph actions ---------------------------------------------------------------------------------
+def test_expand_entity_one_and_two_hops():
+    view = MemoryView(pets_graph())
+    one = {view.fact_line(t) for t in view.expand(EX.rex, hops=1)}
+    assert one == {"user | has | Rex", "Rex | is a | dog", "Rex | age | 3"}
+    two = {view.fact_line(t) for t in view.expand(EX.rex, hops=2)}
+    assert two == one | {"user | lives in | Paris"}  # user's facts; the dog class has no others
+    assert view.expand(EX.nobody) == []
+    assert len(view.expand(EX.rex, hops=2, limit=2)) == 2
+    # nearest first: the 1-hop facts come before the 2-hop one
+    assert view.fact_line(view.expand(EX.rex, hops=2)[-1]) == "user | lives in | Paris"
+
+
+def test_literals_are_not_nodes():
+    """Rex and Bob are both 3 years old: that must not connect them."""
+    view = MemoryView(pets_graph())
+    lines = [view.fact_line(t) for t in view.find_paths(EX.rex, EX.bob)]
+    assert lines == ["user | has | Rex", "user | lives in | Paris", "Bob | lives in | Paris"]
+    assert Literal(3) not in view.nx
+
+
+def test_find_path_shortest_and_unconnected():
+    view = MemoryView(pets_graph())
+    assert [view.fact_line(t) for t in view.find_paths(EX.user, EX.france)] == [
+        "user | lives in | Paris", "Paris | capitalOf | France"]
+    assert view.find_paths(EX.user, EX.island) == []
+    assert view.find_paths(EX.user, EX.user) == []
+    assert view.find_paths(EX.user, EX.nobody) == []
+
+
+def test_find_path_returns_every_shortest_path_up_to_the_cap():
+    g = Graph()
+    for mid in (EX.m1, EX.m2, EX.m3):
+        g.add((EX.a, EX.knows, mid))
+        g.add((mid, EX.knows, EX.b))
+    view = MemoryView(g)
+    assert len(view.find_paths(EX.a, EX.b, max_paths=3)) == 6
+    assert len(view.find_paths(EX.a, EX.b, max_paths=1)) == 2
+
+
+def test_path_prefers_relations_over_shared_types():
+    g = Graph()
+    g.add((EX.ann, RDF.type, EX.Person))
+    g.add((EX.tom, RDF.type, EX.Person))
+    g.add((EX.ann, EX.marriedTo, EX.tom))
+    view = MemoryView(g)
+    assert view.find_paths(EX.ann, EX.tom) == [(EX.ann, EX.marriedTo, EX.tom)]
+
+
+def test_schema_and_label_triples_are_not_facts():
+    view = MemoryView(pets_graph())
+    assert all(p != RDFS.label for _, p, _ in view.facts)
+    assert len(view.facts) == 8
+
+
+# -- entity linking ---------------------------------------------------------------------------------
+def test_linking_by_label_lemma_pronoun_and_embedding(hashing_embedder):
+    view = MemoryView(pets_graph())
+    links = EntityLinker().link("How old are my dogs? Is Rex fine?", view)
+    got = {view.label(l.node): l.how for l in links}
+    assert got == {"Rex": "label", "dog": "lemma", "user": "pronoun"}
+    assert EntityLinker().link("nothing related here", view) == []
+    embedded = EntityLinker(embedder=hashing_embedder, threshold=0.5).link("the France trip", view)
+    assert [(view.label(l.node), l.how) for l in embedded][:1] == [("France", "label")]
+    fuzzy = EntityLinker(embedder=hashing_embedder, threshold=0.3, phrases=lambda q: ["small island"]).link("q", view)
+    assert [view.label(l.node) for l in fuzzy] == ["island"]
+
+
+# -- a scripted LLM for the search ---------------------------------------------------------------------
+def scripted(policy: dict[str, float], values: dict[str, float], default_value: float = 0.2) -> ScriptedLLM:
+    """Policy: log-likelihood per action prefix (others -20). Value: the score of the state's last
+    trajectory line, matched by prefix, peaked so the expected score is that value."""
+
+    def scorer(messages, candidate):
+        prompt = messages[-1].content
+        if candidate in SCORES:
+            steps = re.findall(r"^\d+\. (.*)$", prompt, re.M)
+            last = steps[-1] if steps else ""
+            target = next((v for k, v in values.items() if last.startswith(k)), default_value)
+            return -200.0 * (float(candidate) - target) ** 2
+        best = next((v for k, v in policy.items() if candidate.startswith(k)), -20.0)
+        return best * max(1, len(candidate)) / 4.0  # undo the per-token normalisation
+
+    return ScriptedLLM(replies=lambda m: "a thought", scorer=scorer)
+
+
+def run_tree(llm, config: RTConfig, query="Where does my dog Rex live?", graph=None):
+    view = MemoryView(graph if graph is not None else pets_graph())
+    model = TreeModel(llm, view, config, strong=False)
+    links = EntityLinker().link(query, view)
+    return ReasoningTree(view, model, config).search(query, links), view, model
+
+
+def test_expected_score_is_likelihood_weighted():
+    peaked = [-200.0 * (float(s) - 0.7) ** 2 for s in SCORES]
+    assert expected_score(peaked) == pytest.approx(0.7, abs=1e-3)
+    assert expected_score([0.0] * 11) == pytest.approx(0.5)
+
+
+def test_depth_limit_when_nothing_terminates():
+    llm = scripted({"THINK": 0.0}, {})
+    result, _, _ = run_tree(llm, RTConfig())
+    assert max(s.depth for s in result.states) == 5
+    assert result.stop_reason == "max depth 5"
+    assert len(result.states) == 6  # one THINK child per depth: duplicates merged
+    assert result.best.depth == 5 and not result.best.terminal
+
+
+def test_beam_all_terminal_stops_early_and_answer_is_argmax():
+    llm = scripted({"ANSWER": 0.0}, {"ANSWER": 0.9})
+    result, _, model = run_tree(llm, RTConfig())
+    assert result.stop_reason == "beam all terminal"
+    assert [s.depth for s in result.states] == [0, 1]
+    assert result.best.terminal and result.best.value == pytest.approx(0.9, abs=1e-3)
+    assert model.batches == 2  # one policy batch, one value batch
+
+
+def test_top_k_kept_and_terminal_states_carried_over():
+    """Depth 1 proposes several actions; the ANSWER child (0.95) must survive to the end, the
+    lowest-valued non-terminal child is dropped, and the final answer is the argmax."""
+    policy = {"ANSWER": -0.1, "EXPAND_ENTITY [Rex]": -0.1, "EXPAND_ENTITY [user]": -0.1, "THINK": -0.1}
+    values = {"ANSWER": 0.95, "EXPAND_ENTITY [Rex]": 0.6, "EXPAND_ENTITY [user]": 0.4, "THINK": 0.1}
+    llm = scripted(policy, values)
+    config = RTConfig(samples=12, seed=1)
+    result, _, _ = run_tree(llm, config)
+    depth1 = [s for s in result.states if s.depth == 1]
+    assert len(depth1) == 4  # four distinct actions proposed, duplicates merged
+    kept = sorted(depth1, key=lambda s: -s.value)[: config.beam_width]
+    expanded_parents = {s.parent for s in result.states if s.depth == 2}
+    assert expanded_parents == {s.id for s in kept if not s.terminal}
+    answer1 = next(s for s in depth1 if s.terminal)
+    assert answer1 in result.final_beam  # terminal states are kept, never expanded
+    assert all(s.parent != answer1.id for s in result.states)
+    assert result.best.value == max(s.value for s in result.final_beam)
+    for depth in range(1, max(s.depth for s in result.states) + 1):
+        assert len({s.parent for s in result.states if s.depth == depth + 1}) <= config.beam_width
+
+
+def test_max_expansions_respected():
+    llm = scripted({"EXPAND_ENTITY": -0.1, "FIND_PATH": -0.1, "THINK": -0.1}, {})
+    config = RTConfig(max_expansions=4, samples=6)
+    result, _, _ = run_tree(llm, config)
+    assert result.expansions == 4
+    expanded = {s.parent for s in result.states if s.parent}
+    assert len(expanded) == 4
+    assert result.stop_reason == "M_exp=4 expansions spent"
+    policy_prompts = [m for m in llm.requests if m[-1].content.rstrip().endswith("Next action:")]
+    assert len(policy_prompts) == 4
+
+
+def test_enumerated_policy_names_only_graph_entities():
+    view = MemoryView(pets_graph())
+    llm = scripted({"EXPAND_ENTITY": 0.0, "FIND_PATH": 0.0}, {})
+    for query in ["Tell me about Zorro and Rex", "Is Atlantis near Paris?", "my unicorn", "Hi"]:
+        result, view, _ = run_tree(llm, RTConfig(samples=5), query=query)
+        for state in result.states:
+            for step in state.trajectory:
+                assert all(view.has_entity(e) for e in step.action.entities)
+        tree = ReasoningTree(view, None, RTConfig())
+        for action in tree.legal_actions(result.states[0], EntityLinker().link(query, view)):
+            assert all(view.has_entity(e) for e in action.entities)
+
+
+def test_graph_actions_add_facts_to_the_subgraph():
+    llm = scripted({"EXPAND_ENTITY [Rex]": 0.0}, {"EXPAND_ENTITY [Rex]": 0.8})
+    result, view, _ = run_tree(llm, RTConfig(max_depth=1))
+    child = result.states[1]
+    assert child.last.action == Action(EXPAND, (EX.rex,))
+    assert {view.fact_line(t) for t in child.facts} == {"user | has | Rex", "Rex | is a | dog", "Rex | age | 3"}
+    assert child.last.added == 3
+
+
+def test_empty_graph_allows_only_think_and_answer():
+    view = MemoryView(Graph())
+    actions = ReasoningTree(view, None, RTConfig()).legal_actions(State("n0", None), [])
+    assert [a.kind for a in actions] == [THINK, ANSWER]
+
+
+# -- strong models: free text parsed and validated -------------------------------------------------------
+def test_parse_action_validates_entities():
+    view = MemoryView(pets_graph())
+    assert parse_action("EXPAND ENTITY [rex]", view) == Action(EXPAND, (EX.rex,))
+    assert parse_action("Next Action: FIND_PATH [user] [France]", view) == Action(PATH, (EX.user, EX.france))
+    assert parse_action("THINK: the dog is 3", view) == Action(THINK, (), "the dog is 3")
+    assert parse_action("ANSWER", view).kind == ANSWER
+    assert parse_action("EXPAND_ENTITY [Zorro]", view) is None
+    assert parse_action("FIND_PATH [Rex] [Rex]", view) is None
+    assert parse_action("I think we should look around", view) is None
+
+
+def test_parse_score():
+    assert parse_score("Accuracy 0.9, completeness 0.5 ... final score = 0.72") == 0.72
+    assert parse_score("Score: 1.0") == 1.0
+    with pytest.raises(ValueError):
+        parse_score("excellent!")
+
+
+def test_prompted_policy_and_values_with_fallback():
+    def reply(messages):
+        prompt = messages[-1].content
+        if "Next Action:" in prompt:
+            return "EXPAND_ENTITY [Unicorn]" if "[Rex] ->" in prompt else "EXPAND_ENTITY [Rex]"
+        if "Score:" in prompt:
+            return "Relevance 1.0 ... final score = 0.85"
+        return "an answer"
+
+    llm = ScriptedLLM(replies=reply, scorer=lambda m, c: 0.0 if c == "ANSWER" else -5.0 * len(c))
+    view = MemoryView(pets_graph())
+    config = RTConfig(max_depth=2)
+    model = TreeModel(llm, view, config, strong=True)
+    result = ReasoningTree(view, model, config).search("Where is Rex?", [])
+    depth1 = [s for s in result.states if s.depth == 1]
+    assert [s.last.action for s in depth1] == [Action(EXPAND, (EX.rex,))]  # 3 samples merged
+    assert depth1[0].value == pytest.approx(0.85) and depth1[0].value_source == "prompt"
+    depth2 = [s for s in result.states if s.depth == 2]
+    assert [s.last.action.kind for s in depth2] == [ANSWER]  # invalid entity -> scored fall-back
+    assert depth2[0].last.text == "an answer"  # strong models draft the answer eagerly
+    assert any("fall-back" in n for n in model.notes)
+
+
+# -- methods and the trace ---------------------------------------------------------------------------------
+def test_dsmart_reply_carries_the_tree_as_json_data(hashing_embedder):
+    llm = scripted({"EXPAND_ENTITY [Rex]": 0.0, "ANSWER": -0.5}, {"EXPAND": 0.7, "ANSWER": 0.9})
+    method = create_method("dsmart", Toolkit(llm=llm, embedder=hashing_embedder))
+    method.memory._graph = pets_graph()  # a finished memory snapshot, as the DSM publishes it
+    reply = method.respond(Dialogue(), "How old is Rex?")
+    assert reply.trace.kind == "tree" and reply.text == "a thought"
+    nodes = reply.trace.nodes
+    assert nodes[0].label == "ROOT" and nodes[0].detail["query"] == "How old is Rex?"
+    chosen = [n for n in nodes if n.chosen]
+    assert chosen[0].id == "n0" and chosen[-1].detail["best"]
+    assert all(n.parent == p.id for p, n in zip(chosen, chosen[1:]))
+    assert any("Rex | age | 3" in n.detail["subgraph"] for n in nodes)
+    assert Reply.from_dict(reply.to_dict()) == reply
+    assert {"policy", "value", "graph_actions", "link"} <= set(reply.timings)
+    assert reply.llm_calls == llm.calls
+
+
+def test_rt_method_reasons_over_an_empty_graph():
+    llm = scripted({"ANSWER": 0.0}, {"ANSWER": 0.9})
+    reply = create_method("rt", Toolkit(llm=llm)).respond(Dialogue(), "Hello, who am I?")
+    assert [n.label for n in reply.trace.nodes] == ["ROOT", "ANSWER"]
+    assert reply.trace.nodes[0].detail["memory_facts"] == 0
