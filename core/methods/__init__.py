@@ -11,6 +11,8 @@ METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
     "rag": "core.methods.rag:RagMethod",
     "dsm": "core.methods.dsmart.method:DsmMethod",
+    "dsmart": "core.methods.dsmart.dsmart_method:DsmartMethod",
+    "rt": "core.methods.dsmart.dsmart_method:RtMethod",
     "sgmem": "core.methods.sgmem.method:SGMemMethod",
 }
 
