@@ -126,3 +126,22 @@ def test_retriever_incremental_observe_equals_index():
 def test_table_embedder_prefix_is_ignored():
     emb = TableEmbedder({"x": (1.0, 0.0)})
     assert np.allclose(emb.encode(["Ann: x"]), [[1.0, 0.0]])
+
+
+def test_large_graph_with_many_ties_matches_brute_force_and_incremental():
+    """Beyond ~50 sentences the KNN uses a partial sort; 30 copies of one sentence test its tie path."""
+    rng = np.random.default_rng(2)
+    vectors = normalise(rng.normal(size=(200, 5)))
+    vectors[50:80] = vectors[10]
+    meta = [{}] * 200
+    batch = SentenceGraph(5, 3)
+    batch.add(["s"] * 200, ["t"] * 200, meta, vectors)
+    sims = np.round(vectors.astype(np.float64) @ vectors.T.astype(np.float64), 6)
+    np.fill_diagonal(sims, -np.inf)
+    expected = np.stack([np.lexsort((np.arange(200), -row))[:3] for row in sims])
+    np.testing.assert_array_equal(batch.knn_ids, expected)
+    step = SentenceGraph(5, 3)
+    for start in range(0, 200, 37):
+        stop = min(200, start + 37)
+        step.add(["s"] * (stop - start), ["t"] * (stop - start), meta[start:stop], vectors[start:stop])
+    np.testing.assert_array_equal(step.knn_ids, batch.knn_ids)

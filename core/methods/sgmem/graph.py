@@ -103,9 +103,25 @@ class SentenceGraph:
 
 
 def _top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the k best (highest score, then lowest id); missing slots are -1 / -inf."""
+    """Per row, the k best (highest score, then lowest id); missing slots are -1 / -inf.
+    Rows are first cut to a few candidates with a partial sort; a row whose k-th best score is
+    shared by more candidates than that cut holds is sorted in full, so ties stay exact."""
     ids = np.asarray(ids)
     scores = np.where(ids >= 0, scores, -np.inf)
+    keep = k + 8
+    if scores.shape[1] <= 4 * keep:
+        return _sorted_top_k(ids, scores, k)
+    part = np.argpartition(-scores, keep - 1, axis=1)[:, :keep]
+    top_ids, top_scores = _sorted_top_k(np.take_along_axis(ids, part, 1), np.take_along_axis(scores, part, 1), k)
+    kth = top_scores[:, k - 1]
+    crowded = np.flatnonzero((scores >= kth[:, None]).sum(axis=1) > keep)
+    if crowded.size:
+        full_ids, full_scores = _sorted_top_k(ids[crowded], scores[crowded], k)
+        top_ids[crowded], top_scores[crowded] = full_ids, full_scores
+    return top_ids, top_scores
+
+
+def _sorted_top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     order = np.lexsort((np.where(ids >= 0, ids, np.iinfo(np.int64).max), -scores), axis=-1)[:, :k]
     top_ids = np.take_along_axis(ids, order, axis=1).astype(np.int64)
     top_scores = np.take_along_axis(scores, order, axis=1)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -23,6 +24,12 @@ from core.resources import Embedder
 from core.retrieval.base import LEVEL_LETTER, ChunkTracker, Retriever
 from core.text import split_sentences
 from core.vectors import VectorIndex
+
+
+@lru_cache(maxsize=100_000)
+def sentences_of(text: str) -> tuple[str, ...]:
+    """pysbd is slow (it compiles regexes per call); benchmarks split each turn for three chunk levels."""
+    return tuple(split_sentences(text))
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ class SGMemRetriever(Retriever):
             ids = self.tracker.add(turn)
             self.turns.append(turn)
             who = turn.speaker or turn.role.capitalize()
-            for sentence in split_sentences(turn.text):
+            for sentence in sentences_of(turn.text):
                 texts.append(sentence)
                 embed.append(f"{who}: {sentence}" if self.config.sentence_with_speaker else sentence)
                 turn_ids.append(turn.turn_id)
@@ -103,9 +110,13 @@ class SGMemRetriever(Retriever):
         q = self.embedder.encode([query])
         if not len(self.graph):
             return SGMemHits((), (), {}, (), (), tuple(self.memory.search(q, k, c.epsilon)))
-        sims = (self.graph.vectors @ q[0]).astype(np.float64) + c.epsilon
         seeds = [h.item for h in self.sentences.search(q, c.max_sentences)[0] if h.score + c.epsilon >= c.gamma]
         reached = self.graph.expand(seeds, c.hops)
+        # Similarities of the reached sentences only; einsum, not BLAS: a threaded BLAS call on a
+        # busy 2-core machine costs milliseconds for this tiny product.
+        ids = np.fromiter(sorted(reached), dtype=np.int64)
+        values = np.einsum("ij,j->i", self.graph.vectors[ids].astype(np.float64), q[0].astype(np.float64)) + c.epsilon
+        sims = dict(zip(ids.tolist(), values.tolist()))
         chunk_scores = self._rank_chunks(reached, sims)
         chunks = tuple(
             self.tracker.chunk(c.chunk_level, cid).evidence(score, sentences=self._chunk_sentences(cid, reached))
@@ -114,16 +125,16 @@ class SGMemRetriever(Retriever):
         return SGMemHits(
             seeds=tuple(seeds),
             expanded=tuple(sorted(reached - set(seeds))),
-            sentence_scores={i: float(sims[i]) for i in reached},
+            sentence_scores=sims,
             chunk_scores=tuple(chunk_scores),
             chunks=chunks,
             memories=tuple(self.memory.search(q, k, c.epsilon)),
         )
 
-    def _rank_chunks(self, reached: set[int], sims: np.ndarray) -> list[tuple[str, float]]:
+    def _rank_chunks(self, reached: set[int], sims: dict[int, float]) -> list[tuple[str, float]]:
         by_chunk: dict[str, list[float]] = {}
         for i in sorted(reached):
-            by_chunk.setdefault(self.graph.nodes[i].chunks[self.config.chunk_level], []).append(float(sims[i]))
+            by_chunk.setdefault(self.graph.nodes[i].chunks[self.config.chunk_level], []).append(sims[i])
         scored = [(cid, float(np.mean(v))) for cid, v in by_chunk.items()]
         order = {cid: n for n, cid in enumerate(self.tracker.order[self.config.chunk_level])}
         return sorted(scored, key=lambda cs: (-cs[1], order[cs[0]]))  # ties: the earlier chunk

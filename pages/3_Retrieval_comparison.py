@@ -1,0 +1,152 @@
+"""Retrieval comparison: run retrievers side by side on a benchmark conversation or one of your
+chats, with gold evidence marked; the SGMem sentence graph around the hits; charts of benchmark runs."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import plotly.express as px
+import streamlit as st
+import streamlit.components.v1 as components
+
+from core.eval import read_run
+from core.methods.sgmem.config import DATASET_DEFAULTS
+from ui import resources
+from ui import retrieval as ur
+
+st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
+st.title("Retrieval comparison")
+st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks ranked by mean sentence similarity) against "
+           "chunk RAG (cosine over turn/round/session embeddings) and BM25 over the same chunks. Embedder: all-MiniLM-L6-v2, "
+           "as in the paper; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
+           "insights (slow with the embedded 135M model; meaningful only with a capable endpoint).")
+
+compare_tab, runs_tab = st.tabs(["Compare retrievers", "Benchmark results"])
+
+with compare_tab:
+    left, right = st.columns([1, 2])
+    with left:
+        source = st.radio("Conversation from", ["LoCoMo file", "LongMemEval file", "My chats"], horizontal=True)
+        query, dialogue, key, preset = None, None, "", "locomo"
+        if source == "LoCoMo file":
+            path = st.text_input("LoCoMo file", value=str(ur.LOCOMO_DEFAULT))
+            if Path(path).is_file():
+                convs = ur.locomo(path)
+                conv = convs[st.selectbox("Conversation", range(len(convs)), format_func=lambda i: f"{convs[i].sample_id} "
+                                          f"({len(convs[i].dialogue)} turns, {len(convs[i].dialogue.sessions)} sessions)")]
+                dialogue, key = conv.dialogue, f"locomo:{path}:{conv.sample_id}"
+                asked = [q for q in conv.questions if q.evidence]
+                pick = st.selectbox("Benchmark question", [None] + list(range(len(asked))),
+                                    format_func=lambda i: "— type my own —" if i is None else f"[{asked[i].category_name}] {asked[i].question}")
+                if pick is not None:
+                    q = asked[pick]
+                    query = ur.Query(q.question, q.evidence, q.answer or q.adversarial_answer, q.category_name)
+            else:
+                st.warning(f"No file at {path}")
+        elif source == "LongMemEval file":
+            preset = "longmemeval"
+            path = st.text_input("LongMemEval file", value=str(ur.LONGMEMEVAL_DEFAULT))
+            if Path(path).is_file():
+                insts = ur.longmemeval(path)
+                inst = insts[st.selectbox("Question", range(len(insts)),
+                                          format_func=lambda i: f"[{insts[i].question_type}] {insts[i].question}")]
+                dialogue, key = inst.dialogue, f"lme:{path}:{inst.question_id}"
+                query = ur.Query(inst.question, inst.evidence_turn_ids, inst.answer, inst.question_type)
+            else:
+                st.warning(f"No file at {path}")
+        else:
+            preset = "longmemeval"
+            store = resources.default_store()
+            chats = store.list_conversations()
+            if chats:
+                chat = st.selectbox("Chat", chats, format_func=lambda c: f"{c.title} ({c.turns} turns)")
+                dialogue, key = store.dialogue(chat.id), f"chat:{chat.id}"
+            else:
+                st.info("No chats yet: talk on the Chat page first.")
+        typed = st.text_input("Query", value="" if query is None else query.text,
+                              help="Edit to ask your own question (gold marks then no longer apply).")
+        if query is not None and typed != query.text:
+            query = ur.Query(typed)
+        elif query is None:
+            query = ur.Query(typed)
+        if query.gold:
+            st.caption(f"Gold evidence: {', '.join(query.gold)} · answer: {query.answer}")
+        methods = st.multiselect("Retrievers", ur.RETRIEVER_NAMES, default=["rag-t", "bm25-t", "sgmem-t"])
+        k = st.slider("K (chunks retrieved)", 1, 20, 5)
+        with st.expander(f"SGMem hyper-parameters (paper defaults for {preset})"):
+            base = DATASET_DEFAULTS[preset]
+            config = replace(
+                base,
+                knn_k=st.slider("k: KNN neighbours per sentence", 0, 5, base.knn_k),
+                hops=st.slider("h: hops", 0, 2, base.hops),
+                max_sentences=st.slider("n: max sentence nodes", 5, 30, base.max_sentences),
+                gamma=st.select_slider("γ: threshold on cosine + 1", [1.0, 1.1, 1.2, 1.3, 1.5], base.gamma),
+            )
+        run = st.button("Retrieve", type="primary", disabled=dialogue is None or not query.text or not methods)
+
+    with right:
+        if run:
+            results = {}
+            for name in methods:
+                with st.spinner(f"Indexing with {name}…"):
+                    retriever, build = ur.retriever_for(key, dialogue, name, config)
+                t0 = time.perf_counter()
+                found = retriever.retrieve(query.text, k)
+                results[name] = (retriever, found, time.perf_counter() - t0, build)
+            st.session_state["retrieval_last"] = (key, query, results)
+        last = st.session_state.get("retrieval_last")
+        if last and last[0] == key:
+            _, shown_query, results = last
+            st.markdown(f"**Query:** {shown_query.text}")
+            for col, (name, (retriever, found, latency, build)) in zip(st.columns(len(results)), results.items()):
+                with col:
+                    st.subheader(name)
+                    hit = sum(ur.is_gold(e, shown_query.gold) for e in found)
+                    if shown_query.gold:
+                        st.metric("chunks with gold evidence", f"{hit} / {len(found)}")
+                    ur.render_results(found, shown_query.gold, latency, build)
+            graphed = [n for n in results if n.startswith("sgmem")]
+            if graphed:
+                name = graphed[0]
+                retriever = results[name][0]
+                st.subheader(f"Sentence graph around the hits ({name})")
+                st.caption("orange: retrieved sentences (seeds) · blue: reached by hops · grey: their other KNN neighbours · "
+                           "boxes: chunks (green = kept in the top K; red border = holds gold evidence)")
+                hits = retriever.search(shown_query.text, k)
+                components.html(ur.sentence_graph_html(retriever, hits, shown_query.gold), height=580)
+        elif dialogue is not None:
+            st.info("Pick retrievers and press Retrieve.")
+
+with runs_tab:
+    root = ur.runs_root()
+    found_runs = ur.find_runs(root) if root.is_dir() else []
+    chosen = st.multiselect("Run folders", [str(p) for p in found_runs], default=[str(p) for p in found_runs[:1]],
+                            help=f"locomo-retrieval / longmemeval-retrieval runs under {root}")
+    extra = st.text_input("Another run folder", help="any folder written by `python -m core bench locomo-retrieval --out DIR`")
+    folders = chosen + ([extra] if extra.strip() else [])
+    for folder in folders:
+        if not (Path(folder) / "summary.json").is_file():
+            st.warning(f"No summary.json in {folder}")
+            continue
+        summary, items = read_run(folder)
+        st.subheader(f"{summary['benchmark']} · {Path(summary['data']).name} · {summary.get('code_version', '')}")
+        st.dataframe(ur.summary_table(summary), hide_index=True)
+        frame = ur.recall_frame(summary)
+        if not frame.empty:
+            metric = st.selectbox("Metric", sorted(frame["metric"].unique()), key=f"metric:{folder}",
+                                  index=sorted(frame["metric"].unique()).index("recall") if "recall" in set(frame["metric"]) else 0)
+            kk = st.selectbox("K", sorted(frame["k"].unique()), key=f"k:{folder}")
+            view = frame[(frame["metric"] == metric) & (frame["k"] == kk)]
+            st.plotly_chart(px.bar(view, x="group", y="value", color="method", barmode="group",
+                                   title=f"{metric}@{kk} per method and group"), key=f"bar:{folder}")
+        lat = ur.latency_frame(items)
+        if not lat.empty:
+            st.plotly_chart(px.box(lat, x="method", y="latency_ms", points=False, log_y=True,
+                                   title="query latency per method (ms, log scale)"), key=f"lat:{folder}")
+        with st.expander("Settings"):
+            st.code(ur.read_summary_settings(summary), language="json")
+    if not folders:
+        st.info(f"No retrieval runs under {root} yet. Run e.g. `python -m core bench locomo-retrieval "
+                f"--data ../shared/data/locomo/locomo_dev.json --out {root}/locomo-retrieval`.")

@@ -1,0 +1,183 @@
+"""Streamlit helpers for the Retrieval Comparison page: benchmark sources, per-user retriever
+indexes, the sentence-graph network around SGMem's hits, and charts of benchmark runs.
+
+Every piece of dialogue text shown in the pyvis network goes through `html.escape` (vis-network
+renders tooltips as HTML); scripts are inlined (`cdn_resources="in_line"`) so it works offline.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.data.locomo import load_locomo
+from core.data.longmemeval import load_longmemeval
+from core.dialogue import Dialogue, Evidence
+from core.paths import REPO_ROOT, SHARED_DIR
+from core.retrieval import RetrieverContext, make_retriever, uses_llm
+from core.retrieval.base import Retriever
+from core.retrieval.cache import CachedEmbedder
+from ui import resources, state
+
+LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
+LONGMEMEVAL_DEFAULT = SHARED_DIR / "data" / "longmemeval" / "longmemeval_oracle_dev.json"
+RETRIEVER_NAMES = ["rag-t", "rag-r", "rag-s", "bm25-t", "bm25-r", "bm25-s", "sgmem-t", "sgmem-r", "sgmem-s",
+                   "rag-tf", "rag-sf", "rag-smfi", "sgmem-tf", "sgmem-sf", "sgmem-smfi"]
+INDEXES = "retrieval_indexes"  # st.session_state: (dialogue key, retriever name, settings) -> Retriever
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    gold: tuple[str, ...] = ()  # gold evidence turn ids, when a benchmark question
+    answer: str = ""
+    label: str = ""
+
+
+@st.cache_data(show_spinner="Reading the LoCoMo file…", max_entries=4)
+def locomo(path: str):
+    return load_locomo(path)
+
+
+@st.cache_data(show_spinner="Reading the LongMemEval file…", max_entries=2)
+def longmemeval(path: str):
+    return load_longmemeval(path)
+
+
+@st.cache_resource(show_spinner=False)
+def cached_embedder():
+    """The shared embedder behind the on-disk embedding cache (model outputs only: read-only)."""
+    return CachedEmbedder(resources.embedder())
+
+
+def retriever_for(key: str, dialogue: Dialogue, name: str, sgmem_config) -> tuple[Retriever, float]:
+    """This user's index of `dialogue` for `name`, built once per (dialogue, settings); returns it
+    with the seconds its build took (0 when reused)."""
+    import time
+
+    indexes = st.session_state.setdefault(INDEXES, {})
+    slot = (key, len(dialogue), name, sgmem_config if name.startswith("sgmem") else None)
+    if slot in indexes:
+        return indexes[slot], 0.0
+    provider = None
+    if uses_llm(name):
+        from core.methods.sgmem.memory import MemoryGenerator
+
+        provider = MemoryGenerator(state.toolkit().llm)
+    embedder = None if name.startswith("bm25") else cached_embedder()  # BM25 needs no model
+    retriever = make_retriever(name, RetrieverContext(embedder, provider, {"sgmem": sgmem_config}))
+    t0 = time.perf_counter()
+    retriever.index(dialogue)
+    indexes[slot] = retriever
+    return retriever, time.perf_counter() - t0
+
+
+def is_gold(evidence: Evidence, gold: tuple[str, ...]) -> bool:
+    return bool(gold) and any(t in gold for t in evidence.meta.get("turn_ids", ()))
+
+
+def render_results(evidence: list[Evidence], gold: tuple[str, ...], latency: float, build: float) -> None:
+    st.caption(f"query {latency * 1000:.1f} ms" + (f" · index built in {build:.1f} s" if build else ""))
+    for rank, e in enumerate(evidence, 1):
+        mark = " · ✅ **gold evidence**" if is_gold(e, gold) else ""
+        with st.container(border=True):
+            st.markdown(f"**{rank}.** `{e.source}` · {e.kind} · score {e.score:.3f}{mark}")
+            st.text(e.text if len(e.text) < 700 else e.text[:700] + " …")  # st.text: no markdown, no HTML
+
+
+# -- the sentence graph around the hits ------------------------------------------------------------
+def _short(text: str, n: int = 48) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def sentence_graph_html(retriever, hits, gold: tuple[str, ...], height: str = "560px") -> str:
+    """Seeds (orange), hop neighbours (blue), their other KNN neighbours (grey) and the chunks
+    they belong to (green if kept, white if not; gold chunks bordered red), as inline HTML."""
+    from pyvis.network import Network
+
+    graph, level = retriever.graph, retriever.config.chunk_level
+    seeds, hops = set(hits.seeds), set(hits.expanded)
+    shown = seeds | hops
+    context = {n for i in shown for n in graph.neighbours(i)} - shown
+    kept = {e.source for e in hits.chunks}
+    net = Network(height=height, width="100%", cdn_resources="in_line")
+    net.barnes_hut(gravity=-3000, spring_length=110)
+    for i in sorted(shown | context):
+        node = graph.nodes[i]
+        colour = "#f58518" if i in seeds else "#4c78a8" if i in hops else "#c7c7c7"
+        score = hits.sentence_scores.get(i)
+        title = html.escape(f"{node.turn_id}: {node.text}" + (f"\nsim = {score:.3f}" if score is not None else ""))
+        net.add_node(f"s{i}", label=html.escape(_short(node.text)), title=title, color=colour, shape="dot", size=12)
+    chunk_ids = {graph.nodes[i].chunks[level] for i in shown}
+    for cid in chunk_ids:
+        turn_ids = retriever.tracker.members[cid]
+        golden = any(t.turn_id in gold for t in turn_ids)
+        net.add_node(f"c:{cid}", label=html.escape(_short(cid, 28)), title=html.escape(f"{level} {cid}"),
+                     color={"background": "#54a24b" if cid in kept else "#ffffff", "border": "#e45756" if golden else "#333333"},
+                     borderWidth=4 if golden else 1, shape="box")
+    for i in shown:
+        net.add_edge(f"c:{graph.nodes[i].chunks[level]}", f"s{i}", color="#9ecf8f", dashes=True)
+    for a, b in graph.knn_edges():
+        if a in shown | context and b in shown | context and (a in shown or b in shown):
+            net.add_edge(f"s{a}", f"s{b}", color="#888888")
+    return net.generate_html(notebook=False)
+
+
+# -- benchmark runs --------------------------------------------------------------------------------
+def runs_root() -> Path:
+    """WORKBENCH_RUNS, else .workbench/runs in the repository (where the README's commands write)."""
+    return Path(os.environ.get("WORKBENCH_RUNS") or REPO_ROOT / ".workbench" / "runs")
+
+
+def find_runs(root: Path) -> list[Path]:
+    found = []
+    for summary in list(root.glob("*/summary.json")) + list(root.glob("*/*/summary.json")):
+        try:
+            head = summary.read_text()[:200]
+        except OSError:
+            continue
+        if '"benchmark": "locomo-retrieval"' in head or '"benchmark": "longmemeval-retrieval"' in head:
+            found.append(summary.parent)
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def recall_frame(summary: dict) -> pd.DataFrame:
+    """One row per (method, group, metric@k): headline plus every category / question type."""
+    rows = []
+    for method, res in summary["results"].items():
+        groups = {"headline": res, **res.get("by_category", {}), **res.get("by_type", {})}
+        for group, metrics in groups.items():
+            for name, value in metrics.items():
+                if "@" in str(name) and isinstance(value, (int, float)):
+                    metric, k = name.rsplit("@", 1)
+                    rows.append({"method": method, "group": group, "metric": metric, "k": int(k), "value": value})
+    return pd.DataFrame(rows)
+
+
+def latency_frame(items: list[dict]) -> pd.DataFrame:
+    rows = [{"method": m, "latency_ms": 1000 * v["latency_s"]}
+            for item in items for m, v in item.get("methods", {}).items() if "latency_s" in v]
+    return pd.DataFrame(rows)
+
+
+def summary_table(summary: dict) -> pd.DataFrame:
+    rows = []
+    for method, res in summary["results"].items():
+        t = summary.get("timings", {}).get(method, {})
+        row = {"method": method, **{k: v for k, v in res.items() if not isinstance(v, dict)}}
+        for stage in ("index", "query"):
+            if stage in t:
+                row[f"{stage} median ms"] = round(1000 * t[stage]["median_s"], 2)
+                row[f"{stage} p95 ms"] = round(1000 * t[stage]["p95_s"], 2)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def read_summary_settings(summary: dict) -> str:
+    return json.dumps(summary.get("settings", {}), indent=1, default=str)
