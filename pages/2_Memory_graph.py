@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
@@ -84,7 +83,7 @@ with tab_graph:
     st.markdown(" ".join(f"<span style='color:{c}'>●</span> {name}" for name, c in graphs.LEGEND.items()),
                 unsafe_allow_html=True)  # fixed legend text only: no user text here
     if len(graph):
-        components.html(graphs.network_html(graph), height=650, scrolling=False)
+        st.iframe(graphs.network_html(graph), height=650)  # escaped labels, inlined vis-network (offline)
     else:
         st.write("The graph is empty at this point.")
 

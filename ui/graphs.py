@@ -8,7 +8,9 @@ so the page works offline.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import re
 
 import pandas as pd
 from pyvis.network import Network
@@ -55,8 +57,8 @@ def network_html(graph: Graph, height: str = "620px") -> str:
     added: set[str] = set()
 
     def node_id(term, s, p) -> str:
-        if isinstance(term, Literal):
-            return f"literal:{s}|{p}|{term}"
+        if isinstance(term, Literal):  # one box per statement of a value; the id carries no user text
+            return "literal:" + hashlib.sha1(f"{s}|{p}|{term.n3()}".encode()).hexdigest()[:16]
         return str(term)
 
     def add(term, s=None, p=None) -> str:
@@ -82,7 +84,16 @@ def network_html(graph: Graph, height: str = "620px") -> str:
     for s, _, c in graph.triples((None, RDF.type, None)):  # individuals known only by their type
         if isinstance(s, URIRef) and is_fact((s, RDF.type, c)):
             add(s)
-    return net.generate_html(notebook=False)
+    return _offline(net.generate_html(notebook=False))
+
+
+_REMOTE = re.compile(r"<(?:link|script)\b[^>]*\bhttps?://[^>]*>(?:\s*</script>)?", re.S)
+
+
+def _offline(page: str) -> str:
+    """pyvis's template still links Bootstrap from a CDN (card styling only): drop those tags so
+    the page makes no network request; vis-network itself is inlined."""
+    return _REMOTE.sub("", page)
 
 
 def triples_frame(graph: Graph, asserted_by=None, search: str = "") -> pd.DataFrame:

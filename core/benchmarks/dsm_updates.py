@@ -4,15 +4,15 @@ For every `knowledge-update` question (abstention `_abs` questions have no updat
 skipped), the memory observes the question's sessions in date order, one maintenance round per
 (user turn, reply). Then the final graph is checked:
 
-- latest_kept: the answer (the value after the update) is in the graph, on a node the question is
-  about (a node whose label, or counted kind, shares a content word with the question). Numeric
-  answers ("25", "five", "3 months") must appear as a typed number there; text answers must have
-  all their content words among the labels and literals of those nodes' triples.
+- latest_kept: the answer (the value after the update) is in the graph, on a fact the question is
+  about (its subject, relation or counted kind shares a content word with the question). Numeric
+  answers ("25", "five", "3 months") must appear there as a typed number; text answers must have
+  all their content words among the objects of those facts.
 - stale: the value before the update, read from the earliest evidence turn (the turn flagged
   `has_answer` in the earliest session): the number in its sentence closest to the question that
   differs from the answer. Found only for numeric answers with two dated evidence turns; the other
   questions count for latest_kept only.
-- stale_removed: the stale number is no longer on a question node; stale_pruned: a pruned triple in
+- stale_removed: the stale number is on no question fact any more; stale_pruned: a pruned triple in
   the history carried it (it was extracted, then removed as a conflict).
 - update_accuracy (questions with a stale value): latest_kept and stale_removed.
 
@@ -56,11 +56,14 @@ def content_words(text: str) -> set[str]:
 
 
 def stem(word: str) -> str:
-    """Plural-insensitive key: 'postcards' ~ 'postcard', 'classes' ~ 'class'."""
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+    """Plural-insensitive key: 'postcards' ~ 'postcard', 'classes' ~ 'class', 'lives' ~ 'live'."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    return word[:-1]
 
 
 def numbers(text: str) -> list[float]:
@@ -93,72 +96,67 @@ def stale_number(instance, latest: float) -> float | None:
     return candidates[0] if candidates else None
 
 
-def question_nodes(graph, question: set[str]) -> set:
-    """Nodes the question is about: label (or a Quantity's counted kind) shares a content word."""
-    from rdflib import URIRef
-
-    from core.methods.dsmart.vocab import DSM, label_of
-
-    nodes = set()
-    for node in set(graph.subjects()) | set(graph.objects()):
-        if not isinstance(node, URIRef):
-            continue
-        words = content_words(label_of(graph, node))
-        kind = graph.value(node, DSM.ofKind)
-        if kind is not None:
-            words |= content_words(label_of(graph, kind))
-        if words & question:
-            nodes.add(node)
-    return nodes
-
-
-def number_on(graph, nodes: set, value: float) -> bool:
-    from rdflib import Literal
-
-    for node in nodes:
-        for o in graph.objects(node, None):
-            if isinstance(o, Literal) and isinstance(o.toPython(), (int, float)) and float(o.toPython()) == value:
-                return True
-    return False
-
-
-def text_on(graph, nodes: set, answer: str) -> bool:
+def words_of(graph, term) -> set[str]:
+    """Content words of a node's or relation's label ('livesIn' -> live, 'postcards (add)' -> postcard, add)."""
     from core.methods.dsmart.vocab import label_of
 
+    return content_words(re.sub(r"([a-z])([A-Z])", r"\1 \2", label_of(graph, term)))
+
+
+def question_triples(graph, question: set[str]) -> list:
+    """Facts the question is about: subject, relation or a Quantity's counted kind shares a content
+    word with the question."""
+    from core.methods.dsmart.fragment import is_fact
+    from core.methods.dsmart.vocab import DSM
+
+    out = []
+    for s, p, o in graph:
+        if not is_fact((s, p, o)):
+            continue
+        words = words_of(graph, s) | words_of(graph, p)
+        kind = graph.value(s, DSM.ofKind)
+        if kind is not None:
+            words |= words_of(graph, kind)
+        if words & question:
+            out.append((s, p, o))
+    return out
+
+
+def is_number(term, value: float) -> bool:
+    from rdflib import Literal
+
+    return isinstance(term, Literal) and isinstance(term.toPython(), (int, float)) and float(term.toPython()) == value
+
+
+def number_on(triples, value: float) -> bool:
+    return any(is_number(o, value) for _, _, o in triples)
+
+
+def text_on(graph, triples, answer: str) -> bool:
     wanted = content_words(answer)
-    if not wanted:
-        return False
     seen: set[str] = set()
-    for node in nodes:
-        for p, o in graph.predicate_objects(node):
-            seen |= content_words(label_of(graph, o))
-        seen |= content_words(label_of(graph, node))
-    return wanted <= seen
+    for s, _, o in triples:
+        seen |= words_of(graph, o)
+    return bool(wanted) and wanted <= seen
 
 
 def pruned_number(memory, question: set[str], value: float) -> bool:
-    from rdflib import Literal
+    """A triple pruned in the history carried the value, on a fact the question is about."""
+    from core.methods.dsmart.vocab import DSM
 
-    from core.methods.dsmart.vocab import label_of
-
-    g = memory.graph  # labels stay when a value is pruned
+    g = memory.graph  # labels and kinds stay when a value is pruned
     for record in memory.history:
         for p in record.pruned:
-            s, _, o = p.triple
-            if isinstance(o, Literal) and isinstance(o.toPython(), (int, float)) and float(o.toPython()) == value:
-                if content_words(label_of(g, s)) & question or _kind_words(memory, s) & question:
-                    return True
+            s, pred, o = p.triple
+            if not is_number(o, value):
+                continue
+            words = words_of(g, s) | words_of(g, pred)
+            kind = g.value(s, DSM.ofKind)
+            if kind is not None:
+                words |= words_of(g, kind)
+            if words & question:
+                return True
     return False
-
-
-def _kind_words(memory, node) -> set[str]:
-    from core.methods.dsmart.vocab import DSM, label_of
-
-    for record in memory.history:
-        for s, p, o in record.added:
-            if s == node and p == DSM.ofKind:
-                return content_words(label_of(memory.graph, o))
-    return set()
 
 
 def rounds(dialogue):
@@ -223,14 +221,14 @@ def run(ctx: BenchContext) -> BenchResult:
 def evaluate(instance, memory) -> dict:
     graph = memory.graph
     question = content_words(instance.question)
-    nodes = question_nodes(graph, question)
+    triples = question_triples(graph, question)
     latest = answer_number(instance.answer)
     if latest is not None:
-        kept = number_on(graph, nodes, latest)
+        kept = number_on(triples, latest)
         stale = stale_number(instance, latest)
     else:
-        kept, stale = text_on(graph, nodes, instance.answer), None
-    removed = stale is not None and not number_on(graph, nodes, stale)
+        kept, stale = text_on(graph, triples, instance.answer), None
+    removed = stale is not None and not number_on(triples, stale)
     pruned = stale is not None and pruned_number(memory, question, stale)
     maintenance = [r.timings.get("maintenance", 0.0) for r in memory.history]
     return {
@@ -238,7 +236,7 @@ def evaluate(instance, memory) -> dict:
         "latest": latest if latest is not None else instance.answer, "stale": stale,
         "latest_kept": bool(kept), "stale_removed": bool(removed), "stale_pruned": bool(pruned),
         "rounds": len(memory.history), "facts": sum(1 for _ in memory.facts()),
-        "pruned_triples": sum(len(r.pruned) for r in memory.history), "question_nodes": len(nodes),
+        "pruned_triples": sum(len(r.pruned) for r in memory.history), "question_facts": len(triples),
         "maintenance_s_mean": sum(maintenance) / max(1, len(maintenance)),
     }
 

@@ -1,0 +1,111 @@
+"""The `dsm` method: rounds from turns, memory in the prompt, state persistence; the benchmark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rdflib import Literal
+
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.methods.dsmart.method import memory_from_state
+from core.methods.dsmart.vocab import DSM, USER as USER_NODE, entity
+
+
+def chat(method, dialogue, pairs):
+    for q, a in pairs:
+        for role, text in ((USER, q), (ASSISTANT, a)):
+            method.observe(dialogue.add(Turn(role, text)))
+
+
+def test_dsm_pairs_turns_into_rounds_and_answers_with_the_memory():
+    llm = ScriptedLLM(["Your dog is called Max."])
+    method = create_method("dsm", Toolkit(llm=llm))
+    dialogue = Dialogue()
+    chat(method, dialogue, [("My dog is Rex.", "Nice name."), ("Actually my dog is called Max.", "Noted.")])
+    method.wait()
+    assert [r.question for r in method.memory.history] == ["My dog is Rex.", "Actually my dog is called Max."]
+    reply = method.respond(dialogue, "What is my dog called?")
+    system = reply.trace.prompt[0]["content"]
+    assert "user's dog | name | Max" in system and "Rex" not in system  # pruned facts never reach the prompt
+    assert reply.text == "Your dog is called Max." and reply.method == "dsm"
+    assert any(e.kind == "triple" and "Max" in e.text for e in reply.evidence)
+    assert llm.calls == 1  # maintenance used no LLM call with the weak local setting
+
+
+def test_dsm_state_round_trips_with_a_pending_user_turn():
+    method = create_method("dsm", Toolkit(llm=ScriptedLLM()))
+    dialogue = Dialogue()
+    chat(method, dialogue, [("I live in Paris.", "Lovely.")])
+    method.observe(dialogue.add(Turn(USER, "I moved to Berlin.")))  # its reply has not come yet
+    data = method.save_state()
+    again = create_method("dsm", Toolkit(llm=ScriptedLLM()))
+    again.load_state(data, method.observed)
+    assert again.observed == 3
+    again.observe(dialogue.add(Turn(ASSISTANT, "Exciting!")))
+    again.wait()
+    assert set(again.memory.graph.objects(USER_NODE, DSM.livesIn)) == {entity("Berlin")}
+    assert [r.turn_index for r in again.memory.history] == [0, 1]
+    view = memory_from_state(data)
+    assert set(view.graph.objects(USER_NODE, DSM.livesIn)) == {entity("Paris")}
+    with pytest.raises(ValueError):
+        again.load_state(b"nonsense", 0)
+
+
+def test_sync_replays_a_stored_dialogue():
+    method = create_method("dsm", Toolkit(llm=ScriptedLLM()))
+    dialogue = Dialogue.from_turns([Turn(USER, "My name is Alice."), Turn(ASSISTANT, "Hi Alice!")])
+    method.sync(dialogue)
+    assert (USER_NODE, DSM.name, Literal("Alice")) in method.memory.graph
+
+
+def _lme_item(qid, question, answer, sessions):
+    return {"question_id": qid, "question_type": "knowledge-update", "question": question, "answer": answer,
+            "question_date": "2023/06/01 (Thu) 10:00", "haystack_session_ids": [f"s{i}" for i in range(len(sessions))],
+            "haystack_dates": [d for d, _ in sessions], "answer_session_ids": [f"s{i}" for i in range(len(sessions))],
+            "haystack_sessions": [turns for _, turns in sessions]}
+
+
+def test_dsm_updates_benchmark_on_a_tiny_file(tmp_path):
+    from core.eval import BenchContext, read_run, run_benchmark
+
+    def turn(role, text, has=False):
+        return {"role": role, "content": text, "has_answer": has}
+
+    data = [
+        # listed newest first: the loader orders sessions by date
+        _lme_item("q1", "How many new postcards have I added to my collection?", "25", [
+            ("2023/05/02 (Tue) 10:00", [turn("user", "I've added 25 new postcards to my collection.", True), turn("assistant", "Great.")]),
+            ("2023/05/01 (Mon) 10:00", [turn("user", "I've added 17 new postcards to my collection.", True), turn("assistant", "Nice.")]),
+        ]),
+        _lme_item("q2", "Where do I live now?", "Berlin", [
+            ("2023/05/01 (Mon) 10:00", [turn("user", "I live in Paris.", True), turn("assistant", "Lovely.")]),
+            ("2023/05/03 (Wed) 10:00", [turn("user", "I moved to Berlin.", True), turn("assistant", "Exciting!")]),
+        ]),
+        _lme_item("q3_abs", "How many cats do I have?", "not enough information", []),
+    ]
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(data))
+    ctx = BenchContext("dsm-updates", path, tmp_path / "out", ["dsm"], None, 0, options={}, progress=False)
+    summary = run_benchmark(ctx)
+    summary, items = read_run(tmp_path / "out")
+    dsm = summary["results"]["dsm"]
+    assert dsm["questions"] == 2 and dsm["questions_with_stale"] == 1  # the _abs question is skipped
+    assert dsm["update_accuracy"] == 1.0 and dsm["stale_pruned"] == 1.0 and dsm["latest_kept"] == 1.0
+    assert items[0]["stale"] == 17 and items[0]["latest"] == 25
+    assert items[1]["latest_kept"] is True and items[1]["stale"] is None
+    assert summary["timings"]["dsm"]["maintenance"]["n"] == 4
+    assert set(summary["timings"]["dsm"]["maintenance"]) >= {"median_s", "p95_s"}
+
+
+@pytest.mark.slow
+def test_dsm_updates_on_real_longmemeval(shared_data, tmp_path):
+    from core.eval import BenchContext, run_benchmark
+
+    ctx = BenchContext("dsm-updates", shared_data / "longmemeval" / "longmemeval_oracle_dev.json", tmp_path, ["dsm"],
+                       2, 0, options={}, progress=False)
+    summary = run_benchmark(ctx)
+    assert summary["results"]["dsm"]["questions"] == 2
+    assert summary["timings"]["dsm"]["maintenance"]["n"] > 10

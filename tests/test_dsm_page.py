@@ -1,0 +1,102 @@
+"""The Memory Graph page (AppTest) and its pyvis rendering: escaping, replay, import, export."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from rdflib import RDFS, Graph, Literal
+from streamlit.testing.v1 import AppTest
+
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.methods.dsmart.vocab import DSM, USER as USER_NODE, entity
+from core.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+PAGE = str(REPO / "pages" / "2_Memory_graph.py")
+EVIL = "<script>alert('x')</script>"
+
+
+def test_network_html_escapes_labels_and_tooltips_and_inlines_scripts():
+    from ui.graphs import network_html
+
+    g = Graph()
+    pet = entity("pet")
+    g.add((pet, RDFS.label, Literal(EVIL)))
+    g.add((USER_NODE, DSM.has, pet))
+    g.add((pet, DSM.name, Literal(EVIL)))
+    page = network_html(g)
+    assert EVIL not in page
+    assert "\\u0026lt;script\\u0026gt;alert" in page  # html.escape, then pyvis JSON-encodes &
+    assert "vis-network" in page and "https://cdn" not in page and "src=\"http" not in page  # works offline
+
+
+def seeded_conversation(db: str) -> str:
+    store = Store(db)
+    cid = store.create_conversation("dog names", method="dsm")
+    method = create_method("dsm", Toolkit(llm=ScriptedLLM()))
+    dialogue = Dialogue()
+    for role, text in [(USER, "My dog is Rex."), (ASSISTANT, "Nice."),
+                       (USER, f"Actually my dog is called Max. I like Tom & Jerry. I like {EVIL} cheese."),
+                       (ASSISTANT, "OK.")]:
+        turn = dialogue.add(Turn(role, text))
+        store.add_turn(cid, turn)
+        method.observe(turn)
+    method.wait()
+    # user text can also arrive through an imported Turtle file (a third record)
+    method.memory.import_turtle(f'<{entity("pet")}> <{RDFS.label}> "{EVIL}" . <{USER_NODE}> <{DSM.has}> <{entity("pet")}> .')
+    store.put_artifact(cid, "method:dsm", method.observed.to_bytes(8, "little") + method.save_state())
+    return cid
+
+
+def graph_data(at: AppTest) -> str:
+    """The nodes and edges pyvis wrote into the page (not the inlined vis-network library)."""
+    page = at.get("iframe")[0].proto.srcdoc
+    start = page.index("nodes = new vis.DataSet(")
+    return page[start : page.index("network = new vis.Network", start)]
+
+
+def frames(at: AppTest) -> str:
+    return "\n".join(df.value.to_string() for df in at.dataframe)
+
+
+def test_memory_graph_page_shows_replays_and_escapes(app_env):
+    seeded_conversation(os.environ["WORKBENCH_DB"])
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert "stored `dsm` memory" in at.caption[1].value and "3 round(s)" in at.caption[1].value
+    html = at.get("iframe")[0].proto.srcdoc
+    assert "<script>alert" not in html and "\\u0026lt;script\\u0026gt;alert" in html  # escaped, then JSON-encoded
+    assert "Tom \\u0026amp; Jerry" in html  # the dialogue's "&" went through html.escape
+    assert "Max" in graph_data(at) and "Rex" not in graph_data(at)  # Rex was pruned
+    at.slider[0].set_value(2).run()  # round 2's details: Rex pruned by the functional rule
+    assert "Max" in frames(at) and "functional" in frames(at)
+    at.slider[0].set_value(1).run()  # replay: the graph after round 1
+    assert not at.exception
+    assert "Rex" in graph_data(at) and "Max" not in graph_data(at)
+    at.text_input[0].set_value("livesIn").run()
+    assert not at.exception
+    assert {b.label for b in at.get("download_button")} >= {"Turtle", "TriG (per-round graphs)", "JSON-LD"}
+
+
+def test_page_without_dsm_memory_offers_to_build_it(app_env):
+    store = Store(os.environ["WORKBENCH_DB"])
+    cid = store.create_conversation("plain", method="base")
+    for role, text in [(USER, "I live in Paris."), (ASSISTANT, "Lovely.")]:
+        store.add_turn(cid, Turn(role, text))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert "no D-SMART memory" in at.info[0].value
+    at.button[0].click().run()
+    assert not at.exception
+    assert store.get_artifact(cid, "method:dsm") is not None
+    assert "Paris" in graph_data(at)
+
+
+def test_page_with_no_conversations(app_env):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    assert "No conversations yet" in at.info[0].value
