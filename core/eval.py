@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, str] = {
     "nli": "core.benchmarks.nli",
     "locomo-retrieval": "core.benchmarks.locomo_retrieval",
     "longmemeval-retrieval": "core.benchmarks.longmemeval_retrieval",
+    "latency": "core.benchmarks.latency",
 }
 
 

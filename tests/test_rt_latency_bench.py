@@ -1,0 +1,39 @@
+"""`bench latency` end to end on the scripted LLM: one item per method and turn, the fixed summary
+format, and dsmart_over_base computed from the medians."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from core.eval import BenchContext, read_run, run_benchmark
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mtbench_small.jsonl"
+
+
+def test_latency_bench_writes_items_and_ratio(tmp_path, hashing_embedder):
+    llm = ScriptedLLM(replies=["A is the tallest."])
+    ctx = BenchContext(name="latency", data=FIXTURE, out=tmp_path, methods=["base", "dsm", "rt", "dsmart"], limit=2,
+                       seed=0, options={"max_tokens": 16}, make_tools=lambda: Toolkit(llm=llm, embedder=hashing_embedder),
+                       progress=False)
+    run_benchmark(ctx)
+    summary, items = read_run(tmp_path)
+    rows = [json.loads(line) for line in FIXTURE.read_text().splitlines()[:2]]
+    turns = sum(len(r["history"]) for r in rows)
+    assert len(items) == 4 * turns
+    assert {i["method"] for i in items} == {"base", "dsm", "rt", "dsmart"}
+    results = summary["results"]
+    assert results["base"]["turns"] == turns and results["base"]["llm_calls_per_turn"] == 1.0
+    assert results["dsmart"]["llm_calls_per_turn"] > 1.0
+    median = {m: statistics.median(i["latency_s"] for i in items if i["method"] == m) for m in ("base", "dsmart")}
+    assert summary["dsmart_over_base"] == pytest.approx(median["dsmart"] / median["base"], rel=0.01)
+    assert set(summary["timings"]["dsmart"]) >= {"turn", "maintenance", "policy", "value"}
+    dsmart_items = [i for i in items if i["method"] == "dsmart"]
+    assert all("tree" in i for i in dsmart_items)
+    assert max(i["tree"]["memory_facts"] for i in dsmart_items) > 0  # the DSM grew across the rounds
+    assert summary["settings"]["max_tokens"] == 16 and summary["settings"]["tree"]["beam_width"] == 3
