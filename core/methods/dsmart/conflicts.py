@@ -91,15 +91,26 @@ def neighbourhood(old: Graph, fragment: Graph) -> Graph:
 
 
 def reasoner_errors(graph: Graph) -> list[str]:
-    """owlrl's OWL-RL inconsistency messages for `graph` plus the DSM ontology (graph untouched)."""
+    """owlrl's OWL-RL inconsistency messages for `graph` plus the DSM axioms it touches (graph
+    untouched). Only the relevant part of the TBox goes in: the closure's cost grows with every
+    triple it holds, and axioms about classes and properties the graph never uses cannot fire."""
     work = Graph()
     for triple in graph:
         work.add(triple)
-    for triple in ontology():
+    for triple in relevant_axioms(graph):
         work.add(triple)
     closure = owlrl.OWLRL.OWLRL_Semantics(work, False, False, rdfs=False)
     closure.closure()
     return list(closure.error_messages)
+
+
+def relevant_axioms(graph: Graph) -> list[Triple]:
+    """Ontology triples about the classes (with their superclasses) and properties `graph` uses."""
+    schema = ontology()
+    terms: set = set(graph.predicates())
+    for cls in set(graph.objects(None, RDF.type)):
+        terms |= superclasses(graph, cls)
+    return [t for t in schema if t[0] in terms]
 
 
 def disjoint_conflicts(old: Graph, fragment: Graph, pruned: Iterable[Triple]) -> tuple[list[Conflict], list[str]]:
