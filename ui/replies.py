@@ -36,13 +36,18 @@ def render_details(reply: Reply, key: str) -> None:
         with tabs[1]:
             st.dataframe(timings_frame(reply), hide_index=True)
         with tabs[2]:
-            render_trace(reply)
+            render_trace(reply, key)
 
 
-def render_trace(reply: Reply) -> None:
+def render_trace(reply: Reply, key: str = "") -> None:
     trace = reply.trace
     if trace is None:
         st.write("No trace.")
+        return
+    if trace.kind == "tree" and trace.nodes:
+        from ui.trees import render_tree
+
+        render_tree(reply, key)
         return
     if trace.nodes:
         st.dataframe(

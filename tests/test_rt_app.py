@@ -1,0 +1,81 @@
+"""AppTest: the Chat page shows the reasoning tree of a stored D-SMART reply (tree, node table,
+node inspector, stage timings), and the tree's HTML escapes user text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rdflib import RDFS, Graph, Literal, Namespace
+from streamlit.testing.v1 import AppTest
+
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+CHAT = str(REPO / "pages" / "1_Chat.py")
+EX = Namespace("http://example.org/")
+EVIL = "<script>alert(1)</script>"
+
+
+def memory_graph() -> Graph:
+    g = Graph()
+    g.add((EX.user, EX.has, EX.rex))
+    g.add((EX.rex, EX.nickname, Literal(EVIL)))
+    g.add((EX.user, RDFS.label, Literal("user")))
+    g.add((EX.rex, RDFS.label, Literal("Rex")))
+    return g
+
+
+def dsmart_reply(query: str):
+    def scorer(messages, candidate):
+        if candidate.startswith("EXPAND_ENTITY [Rex]"):
+            return 0.0
+        if candidate.startswith("ANSWER"):
+            return -1.0
+        return -40.0 if not candidate[:1].isdigit() else -10.0 * abs(float(candidate) - 0.8)
+
+    method = create_method("dsmart", Toolkit(llm=ScriptedLLM(replies=["Rex is your dog."], scorer=scorer)))
+    method.memory._graph = memory_graph()
+    return method.respond(Dialogue(), query)
+
+
+def test_chat_page_shows_the_tree_of_a_dsmart_reply(app_env):
+    query = f"What is my dog Rex called? {EVIL}"
+    reply = dsmart_reply(query)
+    store = Store(app_env / "app.sqlite3")
+    cid = store.create_conversation(title="tree test", method="dsmart")
+    store.add_turn(cid, Turn(USER, query, "S0:0"))
+    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply)
+
+    at = AppTest.from_file(CHAT, default_timeout=120).run()
+    at.sidebar.selectbox[1].select_index(1).run()
+    assert not at.exception
+    assistant = at.chat_message[1]
+    assert "dsmart ·" in assistant.caption[0].value
+    nodes = assistant.dataframe[2].value  # evidence, timings, then the tree's node table
+    assert list(nodes["node"])[0] == "n0" and "EXPAND_ENTITY [Rex]" in list(nodes["action"])
+    assert nodes["chosen"].sum() >= 2
+    inspector = assistant.selectbox[0]
+    assert inspector.label == "Inspect node" and inspector.value == next(n.id for n in reply.trace.nodes if n.detail["best"])
+    texts = " ".join(t.value for t in assistant.text)
+    assert "Query entities linked to the memory" in texts and "Rex (label" in texts
+    stages = set(assistant.dataframe[-1].value["stage"])
+    assert {"policy calls", "value calls", "graph actions"} <= stages
+    # pick another node: its subgraph shows
+    expand = next(n.id for n in reply.trace.nodes if n.label == "EXPAND_ENTITY [Rex]")
+    inspector.set_value(expand).run()
+    subgraph = at.chat_message[1].dataframe[3].value
+    assert EVIL in list(subgraph["object"])  # shown as text by st.dataframe, never as HTML
+
+
+def test_tree_html_escapes_user_text():
+    from ui.trees import tree_html
+
+    reply = dsmart_reply(f"Tell me about Rex {EVIL}")
+    page = tree_html(reply.trace)
+    assert "<script>alert(1)" not in page
+    escaped = "\\u0026lt;script\\u0026gt;alert(1)"  # html.escape, then JSON-encoded by pyvis
+    assert page.count(escaped) == 2  # the query in the root's tooltip, the fact in EXPAND's
+    assert "cdn.jsdelivr" not in page and "cdnjs" not in page  # offline
