@@ -14,7 +14,7 @@ from core.llm.fake import ScriptedLLM
 from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.memory import DynamicStructuredMemory
-from core.methods.dsmart.vocab import DSM, USER, entity, noun_class, turn_graph
+from core.methods.dsmart.vocab import DSM, USER, entity, noun_class, relation, turn_graph
 
 
 @pytest.fixture(scope="module")
@@ -187,3 +187,12 @@ def test_background_maintenance_publishes_whole_snapshots(nlp):
     m.wait()
     assert (USER, DSM.livesIn, entity("Paris")) in m.graph
     m.close()
+
+
+def test_a_new_number_on_a_minted_relation_supersedes_the_old_one(nlp):
+    m = memory(nlp)
+    m.observe_round("I'm buying a house and I got pre-approved for $350,000 from Wells Fargo.", "")
+    record = m.observe_round("Remember, I got pre-approved for $400,000 from Wells Fargo.", "")
+    approved = relation("approve_for")
+    assert set(m.graph.objects(USER, approved)) == {Literal(400000)}
+    assert [(p.triple, p.rule) for p in record.pruned] == [((USER, approved, Literal(350000)), "numeric")]

@@ -55,6 +55,13 @@ def content_words(text: str) -> set[str]:
     return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit()}
 
 
+def question_words(question: str, nlp) -> set[str]:
+    """Content words of the question, surface forms and lemmas ('lost' also as 'lose'): relation
+    and kind labels in the graph are lemmas."""
+    lemmas = " ".join(t.lemma_ for t in nlp(question))
+    return content_words(question) | content_words(lemmas)
+
+
 def stem(word: str) -> str:
     """Plural-insensitive key: 'postcards' ~ 'postcard', 'classes' ~ 'class', 'lives' ~ 'live'."""
     if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
@@ -191,7 +198,7 @@ def run(ctx: BenchContext) -> BenchResult:
             record = memory.observe_round(q, a, index)
             for stage, seconds in record.timings.items():
                 stages.setdefault(stage, []).append(seconds)
-        item = evaluate(instance, memory)
+        item = evaluate(instance, memory, nlp)
         ctx.write_item(item)
         tallies["latest"] += item["latest_kept"]
         tallies["rounds"] += item["rounds"]
@@ -218,9 +225,9 @@ def run(ctx: BenchContext) -> BenchResult:
     return BenchResult(results=results, timings={"dsm": stages}, settings=settings)
 
 
-def evaluate(instance, memory) -> dict:
+def evaluate(instance, memory, nlp) -> dict:
     graph = memory.graph
-    question = content_words(instance.question)
+    question = question_words(instance.question, nlp)
     triples = question_triples(graph, question)
     latest = answer_number(instance.answer)
     if latest is not None:

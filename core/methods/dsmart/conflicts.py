@@ -1,6 +1,7 @@
 """Conflict detection between G_{t-1} and a new fragment G'_t, in two stages.
 
-Stage (a), symbolic: a functional property (vocab.FUNCTIONAL) that gets a second value; opposite
+Stage (a), symbolic: a functional property (vocab.FUNCTIONAL) that gets a second value; a new
+number for the same subject and minted relation (a measurement has one current value); opposite
 relations between the same pair (likes / dislikes, rel:x / rel:not_x); and OWL-RL closure (owlrl)
 errors such as an individual typed by two disjoint classes. Stage (b): the paper's Appendix E
 prompt over the Turtle of both graphs (strong LLMs), or, for a weak local model, a yes/no choice
@@ -48,6 +49,24 @@ def functional_conflicts(old: Graph, fragment: Graph) -> list[Conflict]:
             if stale != o and (s, p, stale) not in fragment:
                 why = f"{label_of(old, p)} is functional: new value {o} replaces {stale}"
                 out.append(Conflict((s, p, stale), why, "functional"))
+    return out
+
+
+def numeric(term) -> bool:
+    return isinstance(term, Literal) and isinstance(term.toPython(), (int, float)) and not isinstance(term.toPython(), bool)
+
+
+def numeric_update_conflicts(old: Graph, fragment: Graph) -> list[Conflict]:
+    """A minted relation with a number ("pre-approved for $350,000", "read to page 200") reads as a
+    measurement with one current value: a new number for the same subject and relation supersedes
+    the old one. (Fixed properties declare their own cardinality and are left to the functional rule.)"""
+    out = []
+    for s, p, o in fragment:
+        if not (numeric(o) and str(p).startswith(RELATION_BASE)):
+            continue
+        for stale in old.objects(s, p):
+            if numeric(stale) and stale != o and (s, p, stale) not in fragment:
+                out.append(Conflict((s, p, stale), f"{label_of(old, p)}: the new number {o} supersedes {stale}", "numeric"))
     return out
 
 

@@ -81,6 +81,7 @@ HAVE_VERBS = frozenset("have own".split())
 # verbs that count the same thing ("I completed 4 projects", "I finished my 5th project")
 COUNT_SYNONYMS = {"complete": "finish", "own": "have", "get": "have", "collect": "add", "acquire": "add"}
 NAME_VERBS = frozenset("call name".split())
+DISCOURSE = frozenset({("by", "way"), ("for", "while"), ("in", "fact"), ("of", "course")})
 
 
 def parse_number(token) -> int | float | None:
@@ -171,8 +172,16 @@ class _Clauses:
             span = next(e for e in tok.doc.ents if e.start <= tok.i < e.end)
             if span.label_ in ("DATE", "TIME"):
                 return date_literal(span.text)
+            if span.label_ in ("MONEY", "PERCENT"):  # "$350,000" -> 350000, "20%" -> 20
+                digits = re.sub(r"[^\d.]", "", span.text)
+                if re.fullmatch(r"\d+(\.\d+)?", digits):
+                    value = float(digits)
+                    return Literal(int(value) if value.is_integer() else value)
+                return Literal(span.text)
             value = parse_number(tok)
             return Literal(value) if value is not None and span.label_ in ("CARDINAL", "ORDINAL") else Literal(span.text)
+        if tok.pos_ == "NUM" and (value := parse_number(tok)) is not None:
+            return Literal(value)
         if tok.pos_ not in ("NOUN", "PROPN"):
             return None
         appos = next((c for c in tok.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
@@ -219,7 +228,8 @@ class _Clauses:
     def count(tok) -> int | float | None:
         """The number counting a noun: '25 postcards', 'my 5th project'."""
         for c in tok.children:
-            if c.dep_ in ("nummod", "amod") and (c.pos_ == "NUM" or c.ent_type_ in ("CARDINAL", "ORDINAL")):
+            after = c.i > tok.i and c.dep_ in ("appos", "npadvmod", "nummod")  # "page 200", "level 100"
+            if (c.dep_ in ("nummod", "amod") or after) and (c.pos_ == "NUM" or c.ent_type_ in ("CARDINAL", "ORDINAL")):
                 value = parse_number(c)
                 if value is not None:
                     return value
@@ -236,6 +246,9 @@ class _Clauses:
 
     def subject(self, verb):
         subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None:  # "I got pre-approved": the parser may hang the subject on the auxiliary
+            auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
+            subj = next((g for a in auxes for g in a.children if g.dep_ in ("nsubj", "nsubjpass")), None)
         if subj is None and verb.dep_ in ("conj", "xcomp") and verb.head.pos_ in ("VERB", "AUX"):
             return self.subject(verb.head)
         return subj
@@ -264,6 +277,8 @@ class _Clauses:
         out = []
         for prep in (c for c in verb.children if c.dep_ in ("prep", "dative", "agent")):
             for pobj in (c for c in prep.children if c.dep_ == "pobj"):
+                if (prep.lower_, pobj.lemma_.lower()) in DISCOURSE:
+                    continue  # "by the way" says nothing about the world
                 out += [(prep.lemma_.lower(), p) for p in [pobj, *pobj.conjuncts]]
         return out
 
@@ -281,6 +296,10 @@ class _Clauses:
                 self.copula_attr(subj, subj_tok, c, negative)
             elif c.dep_ == "acomp" and not negative:
                 self.copula_adjective(subj, c)
+        for _, pobj in self.preps(verb):  # "I'm currently on page 200"
+            amount = self.count(pobj) if pobj.pos_ == "NOUN" else None
+            if amount is not None and not negative:
+                self.quantity(subj, None, "be", pobj, amount)
 
     def copula_attr(self, subj: URIRef, subj_tok, attr, negative: bool) -> None:
         if negative:
@@ -344,6 +363,11 @@ class _Clauses:
             self.direct(subj, subj_tok, verb, lemma, obj_tok, negative, preps)
         for prep, pobj in preps:
             self.prepositional(subj, lemma, prep, pobj, negative, objects)
+        about = next((o.lemma_.lower() for o in objects if o.pos_ == "NOUN"), "")
+        for adv in (c for c in verb.children if c.dep_ == "npadvmod" and c.pos_ == "NOUN"):
+            amount = self.count(adv)  # "I've made it 10 times"
+            if amount is not None and not negative:
+                self.quantity(subj, None, lemma, adv, amount, about)
 
     def direct(self, subj, subj_tok, verb, lemma, obj_tok, negative, preps) -> None:
         amount = self.count(obj_tok)
@@ -367,6 +391,10 @@ class _Clauses:
                     self.b.fact(obj, DSM.storedAt, place)
 
     def prepositional(self, subj, lemma, prep, pobj, negative, objects) -> None:
+        amount = self.count(pobj) if pobj.pos_ == "NOUN" else None
+        if amount is not None and not negative:  # "tried it for 5 times", "I'm on page 200"
+            self.quantity(subj, None, lemma, pobj, amount, next((o.lemma_.lower() for o in objects if o.pos_ == "NOUN"), ""))
+            return
         obj = self.node(pobj)
         if obj is None:
             return
@@ -382,12 +410,14 @@ class _Clauses:
         else:
             self.b.fact(subj, self.b.relation(f"{lemma} {prep}", datatype=isinstance(obj, Literal), negative=negative), obj)
 
-    def quantity(self, subj, subj_tok, lemma, obj_tok, amount) -> None:
-        """'I've added 25 postcards' -> user add [postcards added by user] amount 25."""
+    def quantity(self, subj, subj_tok, lemma, obj_tok, amount, about: str = "") -> None:
+        """'I've added 25 postcards' -> user add [postcards added by user] amount 25. `about`: the
+        verb's object when the count is adverbial ('worn my sneakers 4 times'), so counts of
+        different things done the same way stay apart."""
         verb = COUNT_SYNONYMS.get(lemma, lemma)
         noun = obj_tok.lemma_.lower()
         subj_key = str(subj).rsplit("/", 1)[-1]
-        q = entity(f"{subj_key} {verb} {noun} count")
+        q = entity(" ".join(w for w in (subj_key, verb, about, noun, "count") if w))
         label = f"{obj_tok.text} ({verb})"
         self.b.individual(q, label, DSM.Quantity)
         self.b.fact(q, DSM.ofKind, self.b.noun_class(noun, self.top_class(obj_tok)))

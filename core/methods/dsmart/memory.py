@@ -39,7 +39,7 @@ Triple = tuple
 class Pruned:
     triple: Triple
     reason: str
-    rule: str  # functional | opposite | disjoint | llm | import
+    rule: str  # functional | numeric | opposite | disjoint | llm
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,8 @@ class DynamicStructuredMemory:
         fragment = self._extract(utterances, notes)
         timings["extract"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        found = cf.functional_conflicts(old, fragment) + cf.opposite_conflicts(old, fragment)
+        found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
+                 + cf.opposite_conflicts(old, fragment))
         if self.config.reasoner:
             disjoint, _ = cf.disjoint_conflicts(old, fragment, [c.triple for c in found])
             found += disjoint
