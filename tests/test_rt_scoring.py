@@ -7,6 +7,7 @@ import pytest
 
 from core.llm import Message
 from core.llm.fake import ScriptedLLM
+from core.llm.local import _common_prefix
 
 
 def test_score_batch_counts_each_request_and_matches_score():
@@ -38,6 +39,19 @@ def test_prefix_cached_batch_scoring_equals_full_forward(local_llm):
         ([Message("system", "You score answers."), Message("user", "Rate: 2+2=4. Score:")], ["1.0", "0.0", "ANSWER", "EXPAND_ENTITY [dog]"]),
         ([Message("user", "Hi")], ["Hello! How can I help you today?"]),
     ]
+    head = "Rate the state from 0.0 to 1.0. Question: where does the user's dog live?\nKnown facts:\n"
+    shared = [  # a long common prefix (run once), suffixes of different lengths
+        ([Message("user", head + "user | has | Rex\nScore:")], ["0.0", "0.5", "1.0"]),
+        ([Message("user", head + "user | has | Rex\nRex | lives in | Paris\nReasoning: EXPAND_ENTITY [Rex]\nScore:")], ["0.9", "0.1"]),
+        ([Message("user", head + "(none yet)\nScore:")], ["ANSWER", "THINK"]),
+    ]
+    assert local_llm.score_batch([]) == []
+    assert _common_prefix([local_llm._prompt_ids(m) for m, _ in shared]) >= local_llm._MIN_SHARED_PREFIX  # the shared path runs
+    for batch in (requests, shared):
+        _check(local_llm, batch)
+
+
+def _check(local_llm, requests):
     batched = local_llm.score_batch(requests)
     for (messages, candidates), got in zip(requests, batched):
         want = _reference_scores(local_llm, messages, candidates)

@@ -140,20 +140,38 @@ class LocalLLM(LLM):
     def _candidate_ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"] or [self.tokenizer.eos_token_id]
 
+    _MIN_SHARED_PREFIX = 8  # tokens; below this a separate prefix pass is not worth it
+
     def _encode_prompts(self, prompts: list[list[int]]):
-        """One left-padded forward pass: (log-probs of the next token per prompt, the KV cache as
-        per-layer (keys, values), the attention mask)."""
+        """Run the prompts through the model once: their common token prefix (chat template,
+        instructions, question) in one single-row pass, then the differing suffixes as one batch on
+        top of it, left-padded so every row's last token is in the last column (only that column's
+        logits are computed). Returns (log-probs of each prompt's next token, the KV cache as
+        per-layer (keys, values), the attention mask over the cache)."""
         torch = self._torch
-        width = max(map(len, prompts))
+        shared = _common_prefix(prompts) if len(prompts) > 1 else 0
+        shared = min(shared, min(map(len, prompts)) - 1)  # each row keeps a token to predict from
+        cache = None
+        if shared >= self._MIN_SHARED_PREFIX:
+            head = self.model(input_ids=torch.tensor([prompts[0][:shared]], device=self.device), use_cache=True, logits_to_keep=1)
+            rows = torch.zeros(len(prompts), dtype=torch.long, device=self.device)
+            from transformers import DynamicCache
+
+            cache = DynamicCache.from_legacy_cache(tuple((k.index_select(0, rows), v.index_select(0, rows))
+                                                         for k, v in _legacy(head.past_key_values)))
+        else:
+            shared = 0
+        suffixes = [p[shared:] for p in prompts]
+        width = max(map(len, suffixes))
         pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        result = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p in suffixes], device=self.device)
+        suffix_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in suffixes], device=self.device)
+        mask = torch.cat([torch.ones(len(prompts), shared, dtype=suffix_mask.dtype, device=self.device), suffix_mask], dim=1)
+        positions = shared + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
+        result = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+                            use_cache=True, logits_to_keep=1)
         first_logp = torch.log_softmax(result.logits[:, -1].float(), dim=-1)
-        cache = result.past_key_values
-        layers = cache.to_legacy_cache() if hasattr(cache, "to_legacy_cache") else cache
-        return first_logp, layers, mask
+        return first_logp, _legacy(result.past_key_values), mask
 
     def _score_rows(self, first_logp, layers, mask, rows: list[tuple[int, list[int]]]) -> list[float]:
         """Total log-likelihood of each (prompt index, continuation) row, in chunks that bound the
@@ -193,3 +211,17 @@ class LocalLLM(LLM):
                 steps = torch.arange(len(c) - 1, device=self.device)
                 scores[row] += float(logp[row, steps, torch.tensor(c[1:], device=self.device)].sum())
         return scores
+
+
+def _legacy(cache):
+    """Per-layer (keys, values) tensors of a transformers cache object (or of a legacy tuple)."""
+    return cache.to_legacy_cache() if hasattr(cache, "to_legacy_cache") else cache
+
+
+def _common_prefix(seqs: list[list[int]]) -> int:
+    n = min(map(len, seqs))
+    first = seqs[0]
+    for i in range(n):
+        if any(s[i] != first[i] for s in seqs[1:]):
+            return i
+    return n
