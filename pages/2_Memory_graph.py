@@ -43,7 +43,7 @@ def find_memory(cid: str):
         if saved is not None:
             memory = memory_from_state(saved[8:])
             pending = split_state(saved[8:])[0]
-            save = lambda m=memory, n=name: store.put_artifact(cid, f"method:{n}", saved[:8] + pack_state(m.save(), pending))
+            save = lambda m=memory, n=name, head=saved[:8], p=pending: store.put_artifact(cid, f"method:{n}", head + pack_state(m.save(), p))
             return memory, f"stored `{name}` memory", save
     return None, "", None
 
@@ -51,8 +51,8 @@ def find_memory(cid: str):
 def build_from_turns(cid: str) -> None:
     """Replay the stored turns through memory maintenance (for conversations held with other
     methods) and store the result as the `dsm` memory, so chatting with `dsm` continues from it."""
-    tools = state.toolkit()
-    memory = DynamicStructuredMemory(tools.llm, strong=tools.strong)
+    settings = state.llm_settings()  # the weak local model takes no part in maintenance: don't load it
+    memory = DynamicStructuredMemory(state.current_llm() if settings.is_strong else None, strong=settings.is_strong)
     dialogue = store.dialogue(cid)
     for index, group in enumerate(dialogue.rounds()):
         question = " ".join(t.text for t in group if t.role == "user")

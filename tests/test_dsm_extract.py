@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from rdflib import RDF, Literal
 
-from core.llm.fake import ScriptedLLM
 from core.llm.base import LLMOutputError
+from core.llm.fake import ScriptedLLM
 from core.methods.dsmart.extract import LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.vocab import ASSISTANT, DSM, USER, entity, noun_class, relation

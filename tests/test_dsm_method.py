@@ -11,7 +11,8 @@ from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.dsmart.method import memory_from_state
-from core.methods.dsmart.vocab import DSM, USER as USER_NODE, entity
+from core.methods.dsmart.vocab import DSM, entity
+from core.methods.dsmart.vocab import USER as USER_NODE
 
 
 def chat(method, dialogue, pairs):

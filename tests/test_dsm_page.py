@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 from rdflib import RDFS, Graph, Literal
 from streamlit.testing.v1 import AppTest
 
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
-from core.methods.dsmart.vocab import DSM, USER as USER_NODE, entity
+from core.methods.dsmart.vocab import DSM, entity
+from core.methods.dsmart.vocab import USER as USER_NODE
 from core.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

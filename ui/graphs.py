@@ -87,7 +87,7 @@ def network_html(graph: Graph, height: str = "620px") -> str:
     return _offline(net.generate_html(notebook=False))
 
 
-_REMOTE = re.compile(r"<(?:link|script)\b[^>]*\bhttps?://[^>]*>(?:\s*</script>)?", re.S)
+_REMOTE = re.compile(r"<(?:link|script)\b[^>]*\bhttps?://[^>]*>(?:\s*</script>)?", re.DOTALL)
 
 
 def _offline(page: str) -> str:

@@ -12,8 +12,8 @@ of G_{t-1} to prune, each with the reason, never touching the graphs it reads.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import owlrl
 from rdflib import OWL, RDF, RDFS, Graph, Literal, URIRef
@@ -21,7 +21,7 @@ from rdflib import OWL, RDF, RDFS, Graph, Literal, URIRef
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.fragment import is_fact
-from core.methods.dsmart.vocab import DSM, FUNCTIONAL, OPPOSITES, RELATION_BASE, bind_prefixes, label_of, ontology
+from core.methods.dsmart.vocab import FUNCTIONAL, OPPOSITES, RELATION_BASE, bind_prefixes, label_of, ontology
 
 Triple = tuple
 
@@ -168,7 +168,7 @@ def superclasses(graph: Graph, cls: URIRef) -> set:
 
 
 # -- stage (b): LLM --------------------------------------------------------------------------------
-_TURTLE_BLOCK = re.compile(r"```(?:turtle|ttl)?\s*(.*?)```", re.S)
+_TURTLE_BLOCK = re.compile(r"```(?:turtle|ttl)?\s*(.*?)```", re.DOTALL)
 
 
 def turtle(graph: Graph) -> str:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from rdflib import Dataset, Graph, Literal, URIRef
 
@@ -270,7 +270,7 @@ class DynamicStructuredMemory:
             self._graph = graph
 
     @classmethod
-    def from_bytes(cls, data: bytes, **kwargs) -> "DynamicStructuredMemory":
+    def from_bytes(cls, data: bytes, **kwargs) -> DynamicStructuredMemory:
         memory = cls(**kwargs)
         memory.load(data)
         return memory
