@@ -113,10 +113,13 @@ class LocalLLM(LLM):
             results.append(Completion(text, self.name, seconds, len(p), len(gen)))
         return results
 
-    # Scoring shares work: each prompt runs through the model once, its keys and values (the KV
-    # cache) are reused for every candidate continuation, and several prompts are left-padded into
-    # one forward pass. The candidates alone then run as one small batch on top of the cache.
-    _CACHE_BUDGET_BYTES = 256 * 2**20  # cache copies per candidate chunk stay under this
+    # Scoring shares work. The prompts' common token prefix (chat template, instructions, question)
+    # runs once; its keys and values (the KV cache) serve every row. Each row then holds the rest of
+    # one prompt followed by *all* of its candidates, and a custom attention mask lets each
+    # candidate see the prompt and its own earlier tokens only ("tree attention"), so a whole
+    # beam step's policy or value requests are one forward pass, with no candidate copying the
+    # prompt. Logits are computed only where a candidate token is predicted.
+    _MIN_SHARED_PREFIX = 8  # tokens; below this a separate prefix pass is not worth it
 
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
         return self._score_batch([(messages, list(candidates))])[0]
@@ -126,92 +129,79 @@ class LocalLLM(LLM):
         todo = [(i, self._prompt_ids(m), [self._candidate_ids(c) for c in cands]) for i, (m, cands) in enumerate(requests) if cands]
         if not todo:
             return out
-        torch = self._torch
-        with self._model_lock, torch.inference_mode():
-            first_logp, layers, mask = self._encode_prompts([p for _, p, _ in todo])
-            rows = [(k, cont) for k, (_, _, conts) in enumerate(todo) for cont in conts]
-            scores = self._score_rows(first_logp, layers, mask, rows)
-        pos = 0
-        for i, _, conts in todo:
-            out[i] = scores[pos : pos + len(conts)]
-            pos += len(conts)
+        with self._model_lock, self._torch.inference_mode():
+            scores = self._tree_scores([p for _, p, _ in todo], [c for _, _, c in todo])
+        for (i, _, _), row in zip(todo, scores):
+            out[i] = row
         return out
 
     def _candidate_ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"] or [self.tokenizer.eos_token_id]
 
-    _MIN_SHARED_PREFIX = 8  # tokens; below this a separate prefix pass is not worth it
-
-    def _encode_prompts(self, prompts: list[list[int]]):
-        """Run the prompts through the model once: their common token prefix (chat template,
-        instructions, question) in one single-row pass, then the differing suffixes as one batch on
-        top of it, left-padded so every row's last token is in the last column (only that column's
-        logits are computed). Returns (log-probs of each prompt's next token, the KV cache as
-        per-layer (keys, values), the attention mask over the cache)."""
+    def _shared_prefix(self, prompts: list[list[int]], rows: int):
+        """(length P of the prompts' common prefix, its KV cache repeated for `rows` rows) or (0, None)."""
         torch = self._torch
-        shared = _common_prefix(prompts) if len(prompts) > 1 else 0
-        shared = min(shared, min(map(len, prompts)) - 1)  # each row keeps a token to predict from
-        cache = None
-        if shared >= self._MIN_SHARED_PREFIX:
-            head = self.model(input_ids=torch.tensor([prompts[0][:shared]], device=self.device), use_cache=True, logits_to_keep=1)
-            rows = torch.zeros(len(prompts), dtype=torch.long, device=self.device)
-            from transformers import DynamicCache
-
-            cache = DynamicCache.from_legacy_cache(tuple((k.index_select(0, rows), v.index_select(0, rows))
-                                                         for k, v in _legacy(head.past_key_values)))
-        else:
-            shared = 0
-        suffixes = [p[shared:] for p in prompts]
-        width = max(map(len, suffixes))
-        pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in suffixes], device=self.device)
-        suffix_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in suffixes], device=self.device)
-        mask = torch.cat([torch.ones(len(prompts), shared, dtype=suffix_mask.dtype, device=self.device), suffix_mask], dim=1)
-        positions = shared + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
-        result = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
-                            use_cache=True, logits_to_keep=1)
-        first_logp = torch.log_softmax(result.logits[:, -1].float(), dim=-1)
-        return first_logp, _legacy(result.past_key_values), mask
-
-    def _score_rows(self, first_logp, layers, mask, rows: list[tuple[int, list[int]]]) -> list[float]:
-        """Total log-likelihood of each (prompt index, continuation) row, in chunks that bound the
-        memory of the copied cache."""
-        keys0 = layers[0][0]
-        row_bytes = len(layers) * 2 * keys0[0].numel() * keys0.element_size()
-        chunk = max(1, int(self._CACHE_BUDGET_BYTES // max(1, row_bytes)))
-        scores: list[float] = []
-        for start in range(0, len(rows), chunk):
-            scores += self._score_chunk(first_logp, layers, mask, rows[start : start + chunk])
-        return scores
-
-    def _score_chunk(self, first_logp, layers, mask, rows) -> list[float]:
+        shared = min(_common_prefix(prompts), min(map(len, prompts)) - 1)  # each row keeps a token to predict from
+        if shared < self._MIN_SHARED_PREFIX:
+            return 0, None
         from transformers import DynamicCache
 
-        torch = self._torch
-        idx = torch.tensor([k for k, _ in rows], device=self.device)
-        conts = [c for _, c in rows]
-        scores = [float(first_logp[k, c[0]]) for k, c in rows]
-        longest = max(map(len, conts))
-        if longest == 1:
-            return scores  # single-token candidates need only the prompt's next-token distribution
-        # Feed all but each candidate's last token: token j+1 is predicted after token j.
-        feed = [c[:-1] for c in conts]
-        width = longest - 1
-        pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([f + [pad] * (width - len(f)) for f in feed], device=self.device)
-        cont_mask = torch.tensor([[1] * len(f) + [0] * (width - len(f)) for f in feed], device=self.device)
-        full_mask = torch.cat([mask.index_select(0, idx), cont_mask], dim=1)
-        start = mask.sum(-1).index_select(0, idx)
-        positions = start[:, None] + torch.arange(width, device=self.device)[None, :]
-        cache = DynamicCache.from_legacy_cache(tuple((k.index_select(0, idx), v.index_select(0, idx)) for k, v in layers))
-        logits = self.model(input_ids=ids, attention_mask=full_mask, position_ids=positions, past_key_values=cache).logits
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        for row, c in enumerate(conts):
-            if len(c) > 1:
-                steps = torch.arange(len(c) - 1, device=self.device)
-                scores[row] += float(logp[row, steps, torch.tensor(c[1:], device=self.device)].sum())
-        return scores
+        head = self.model(input_ids=torch.tensor([prompts[0][:shared]], device=self.device), use_cache=True, logits_to_keep=1)
+        index = torch.zeros(rows, dtype=torch.long, device=self.device)
+        return shared, DynamicCache.from_legacy_cache(tuple((k.index_select(0, index), v.index_select(0, index))
+                                                            for k, v in _legacy(head.past_key_values)))
 
+    def _tree_scores(self, prompts: list[list[int]], conts: list[list[list[int]]]) -> list[list[float]]:
+        torch = self._torch
+        shared, cache = self._shared_prefix(prompts, len(prompts))
+        rows = [_ScoringRow(p[shared:], c) for p, c in zip(prompts, conts)]
+        width = max(len(r.tokens) for r in rows)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([r.tokens + [pad] * (width - len(r.tokens)) for r in rows], device=self.device)
+        positions = torch.tensor([[shared + q for q in r.positions] + [0] * (width - len(r.tokens)) for r in rows], device=self.device)
+        allowed = torch.zeros(len(rows), 1, width, shared + width, dtype=torch.bool, device=self.device)
+        allowed[:, :, :, :shared] = True
+        for n, r in enumerate(rows):
+            for q, keys in enumerate(r.visible):
+                allowed[n, 0, q, [shared + k for k in keys]] = True
+            for q in range(len(r.tokens), width):  # padding queries see themselves (no empty rows)
+                allowed[n, 0, q, shared + q] = True
+        hidden = self.model.base_model(input_ids=ids, attention_mask=allowed, position_ids=positions,
+                                       past_key_values=cache, use_cache=cache is not None).last_hidden_state
+        head = self.model.get_output_embeddings()
+        out = []
+        for n, r in enumerate(rows):
+            at = torch.tensor([q for q, _ in r.targets], device=self.device)
+            logp = torch.log_softmax(head(hidden[n, at]).float(), dim=-1)
+            token_lp = logp[torch.arange(len(r.targets), device=self.device), torch.tensor([t for _, t in r.targets], device=self.device)]
+            sums, start = [], 0
+            for length in r.lengths:
+                sums.append(float(token_lp[start : start + length].sum()))
+                start += length
+            out.append(sums)
+        return out
+
+
+class _ScoringRow:
+    """One prompt's row for tree-attention scoring: its tokens (the prompt's rest, then every
+    candidate), each token's position, the row columns each token may attend to, and the
+    (column whose output predicts it, token) pairs of every candidate token, candidate by candidate."""
+
+    def __init__(self, body: list[int], candidates: list[list[int]]) -> None:
+        self.tokens = list(body)
+        self.positions = list(range(len(body)))
+        self.visible = [list(range(q + 1)) for q in range(len(body))]
+        self.targets: list[tuple[int, int]] = []
+        self.lengths = [len(c) for c in candidates]
+        last_body = len(body) - 1
+        for cand in candidates:
+            start = len(self.tokens)
+            for j, token in enumerate(cand):
+                self.targets.append((last_body if j == 0 else start + j - 1, token))
+            for j, token in enumerate(cand[:-1]):  # the last token is only predicted, never fed
+                self.tokens.append(token)
+                self.positions.append(len(body) + j)
+                self.visible.append(list(range(len(body))) + list(range(start, start + j + 1)))
 
 def _legacy(cache):
     """Per-layer (keys, values) tensors of a transformers cache object (or of a legacy tuple)."""
