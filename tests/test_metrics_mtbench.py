@@ -3,6 +3,7 @@ golden reference row, scored turns, and the summary format (tiny random NLI mode
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,21 @@ def test_judge_adds_quality_with_a_strong_model(tmp_path, tiny_nli):
                         make_tools=lambda: Toolkit(llm=ScriptedLLM(reply), strong=False), progress=False)
     with pytest.raises(ValueError, match="capable"):
         run_benchmark(weak)
+
+
+def test_reuse_of_an_unfinished_run_with_a_smaller_limit(tmp_path, tiny_nli):
+    llm = ScriptedLLM(lambda messages: "an answer")
+    _, first = _run(tmp_path, tiny_nli, "golden", llm)
+    done = [i for i in first if i["method"] == "base" and i["dialogue_id"] == first[0]["dialogue_id"]]
+    partial = tmp_path / "partial.jsonl"  # as a run killed after its first dialogue leaves it: no summary
+    partial.write_text("".join(json.dumps(i) + "\n" for i in done))
+
+    def ctx(limit, out):
+        return BenchContext(name="mtbench", data=FIXTURE, out=tmp_path / out, methods=["base"], limit=limit, seed=0,
+                            options={"mode": "golden", "nli_model": tiny_nli, "reuse": str(partial)},
+                            make_tools=lambda: Toolkit(llm=llm), progress=False)
+
+    run_benchmark(ctx(1, "one"))
+    assert [i["response"] for i in read_run(tmp_path / "one")[1]] == [i["response"] for i in done]
+    with pytest.raises(ValueError, match="no answer"):
+        run_benchmark(ctx(2, "two"))

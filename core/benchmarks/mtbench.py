@@ -106,17 +106,16 @@ def _reused_answer(reused: dict, method: str, dialogue_id: int, turn: int, conte
 
 def load_reused(path: str, mode: str) -> dict[str, dict]:
     """method -> {(method, dialogue id, turn): item} from an earlier run's items.jsonl (or its
-    folder), so a new NLI model can rescore the same answers without generating them again."""
+    folder), so a new NLI model can rescore the same answers without generating them again. An
+    unfinished run works too: with the same --limit order, its first dialogues are the ones done."""
+    import json
     from pathlib import Path
 
-    from core.eval import read_run
-
-    folder = Path(path).parent if Path(path).is_file() else Path(path)
-    summary, items = read_run(folder)
-    if summary.get("benchmark") != "mtbench":
-        raise ValueError(f"{folder} is not an mtbench run")
-    if summary.get("settings", {}).get("mode") != mode:
-        raise ValueError(f"{folder} was run in mode {summary['settings'].get('mode')!r}, not {mode!r}")
+    items_path = Path(path) if Path(path).is_file() else Path(path) / "items.jsonl"
+    items = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    modes = {item.get("mode") for item in items}
+    if modes - {mode}:
+        raise ValueError(f"{items_path} holds answers of mode {sorted(map(str, modes))}, not {mode!r}")
     out: dict[str, dict] = {}
     for item in items:
         if item["method"] != GOLDEN:
