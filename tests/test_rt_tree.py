@@ -151,6 +151,17 @@ def test_beam_all_terminal_stops_early_and_answer_is_argmax():
     assert model.batches == 2  # one policy batch, one value batch
 
 
+def test_best_terminal_early_stop_is_opt_in():
+    """With THINK 0.5 and ANSWER 0.9 at depth 1, Algorithm 2 goes on (the beam still holds a
+    THINK); the heuristic stops as soon as the best beam state is terminal."""
+    policy, values = {"ANSWER": -0.1, "THINK": -0.1}, {"ANSWER": 0.9, "THINK": 0.5}
+    exact, _, _ = run_tree(scripted(policy, values), RTConfig(samples=8))
+    pruned, _, _ = run_tree(scripted(policy, values), RTConfig(samples=8, early_stop="best_terminal"))
+    assert max(s.depth for s in exact.states) > 1
+    assert pruned.stop_reason == "best state terminal" and max(s.depth for s in pruned.states) == 1
+    assert pruned.best.terminal and pruned.best.value == pytest.approx(exact.best.value, abs=1e-3)
+
+
 def test_top_k_kept_and_terminal_states_carried_over():
     """Depth 1 proposes several actions; the ANSWER child (0.95) must survive to the end, the
     lowest-valued non-terminal child is dropped, and the final answer is the argmax."""

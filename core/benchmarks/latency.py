@@ -29,14 +29,18 @@ DEFAULT_METHODS = "base,dsm,rt,dsmart"
 def add_arguments(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="cap generated tokens of every method with `generation` settings (same cap for all)")
+    parser.add_argument("--tree-early-stop", choices=("all_terminal", "best_terminal"), default=None,
+                        help="Reasoning Tree stop rule for rt/dsmart (default: the config's, Algorithm 2's all_terminal)")
 
 
-def method_config(name: str, max_tokens: int | None):
+def method_config(name: str, max_tokens: int | None, early_stop: str | None = None):
     from core.methods import method_class
 
     config = method_class(name).default_config()
     if max_tokens is not None and config is not None and hasattr(config, "generation"):
         config = replace(config, generation=replace(config.generation, max_tokens=max_tokens))
+    if early_stop is not None and hasattr(config, "tree"):
+        config = replace(config, tree=replace(config.tree, early_stop=early_stop))
     return config
 
 
@@ -45,7 +49,7 @@ def run(ctx: BenchContext) -> BenchResult:
 
     tools = ctx.make_tools()
     max_tokens = ctx.options.get("max_tokens")
-    configs = {m: method_config(m, max_tokens) for m in ctx.methods}
+    configs = {m: method_config(m, max_tokens, ctx.options.get("tree_early_stop")) for m in ctx.methods}
     dialogues = stratified(load_mtbench(ctx.data), ctx.limit)
     for name in ctx.methods:  # warm-up, not timed
         create_method(name, tools, configs[name]).respond(Dialogue(), "Hello! Can you help me plan a trip to Paris?")

@@ -49,9 +49,12 @@ class RTConfig:
     link_threshold: float = 0.55  # cosine for embedding links
     policy: Literal["auto", "enumerated", "prompted"] = "auto"
     answer_drafts: Literal["auto", "eager", "lazy"] = "auto"
+    # "all_terminal": Algorithm 2 (stop when every beam state is terminal); "best_terminal": also stop
+    # when the highest-valued beam state is terminal (heuristic pruning, the paper's future work).
+    early_stop: Literal["all_terminal", "best_terminal"] = "all_terminal"
     policy_temperature: float = 0.8  # the paper: 0.8 outside state evaluation
     value_temperature: float = 0.0  # the paper: 0.0 for state evaluation
-    think_max_tokens: int = 48
+    think_max_tokens: int = 48  # a thought is one line: generation also stops at the first line break
     seed: int = 0
 
 
@@ -138,6 +141,9 @@ class ReasoningTree:
             beam = pool[: cfg.beam_width]
             if all(s.terminal for s in beam):
                 stop = "beam all terminal"
+                break
+            if cfg.early_stop == "best_terminal" and beam[0].terminal:
+                stop = "best state terminal"
                 break
             if expansions >= cfg.max_expansions:
                 stop = f"M_exp={cfg.max_expansions} expansions spent"

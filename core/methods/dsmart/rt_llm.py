@@ -153,7 +153,7 @@ class TreeModel:
             with self.timed("think"):
                 prompts = [self._prompt("rt_think", query, _before_last(children[i])) for i in thinking]
                 replies = self._chat_batch(prompts, temperature=self.config.policy_temperature,
-                                           max_tokens=self.config.think_max_tokens)
+                                           max_tokens=self.config.think_max_tokens, stop=["\n"])
             for i, r in zip(thinking, replies):
                 children[i] = _with_last_text(children[i], first_lines(r.text) or "(no thought)")
         answering = [i for i, c in enumerate(children) if c.last.action.kind == ANSWER] if self.eager else []
