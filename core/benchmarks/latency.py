@@ -5,8 +5,8 @@ Every method answers every user turn of the same dialogues with the same LLM, in
 A turn's latency is the wall time of `respond` (what the user waits for). Memory maintenance
 (`observe` of the round, then `wait`) runs after the reply, as in the chat, and is timed apart as
 `maintenance`, never inside the turn. Methods take turns in a rotating order, so a slow spell of the
-shared CPU does not always land on the same method. Before timing, each method answers one warm-up
-query (loads spaCy, embeds labels), which is not recorded.
+shared CPU does not always land on the same method. One-time loads (spaCy, the model's first
+forward passes) happen before timing.
 
 Reported per method: latency median / p95 / mean (s), LLM calls per turn (a batch of n counts n),
 batched model invocations per turn for the tree methods, tree size; in the summary
@@ -51,8 +51,7 @@ def run(ctx: BenchContext) -> BenchResult:
     max_tokens = ctx.options.get("max_tokens")
     configs = {m: method_config(m, max_tokens, ctx.options.get("tree_early_stop")) for m in ctx.methods}
     dialogues = stratified(load_mtbench(ctx.data), ctx.limit)
-    for name in ctx.methods:  # warm-up, not timed
-        create_method(name, tools, configs[name]).respond(Dialogue(), "Hello! Can you help me plan a trip to Paris?")
+    _warm_up(tools, configs)
     samples = {m: [] for m in ctx.methods}
     timings: dict[str, dict[str, list[float]]] = {m: {} for m in ctx.methods}
     iterator = dialogues
@@ -96,6 +95,18 @@ def run(ctx: BenchContext) -> BenchResult:
 
         settings["tree"] = asdict(tree_cfg)
     return BenchResult(results=results, timings=timings, settings=settings, extra=extra)
+
+
+def _warm_up(tools, configs) -> None:
+    """One-time loads kept out of the timings: spaCy (extractor, entity linker) and the first
+    forward passes of the model (one short generation, one scoring call)."""
+    from core.llm.base import Message
+    from core.resources import load_spacy
+
+    load_spacy(tools.spacy_model)
+    tools.llm.chat("Hello!", max_tokens=4)
+    if tools.llm.supports_scoring:
+        tools.llm.score_batch([([Message("user", "Score:")], ["0.5", "1.0"])])
 
 
 def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
