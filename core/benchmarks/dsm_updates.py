@@ -30,10 +30,14 @@ from core.methods.dsmart.config import DSMConfig
 
 DEFAULT_METHODS = "dsm"
 STOPWORDS = frozenset(
-    ["a", "an", "the", "i", "my", "me", "we", "our", "you", "your", "he", "she", "it", "they", "them", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "how", "many", "much", "what", "which", "who", "whom", "where", "when", "why", "since", "before", "after", "to", "of", "in", "on", "at", "for", "with", "from", "by", "and", "or", "that", "this", "these", "those", "currently", "current", "now", "new", "recently", "last", "first", "ever", "so", "far", "total", "again", "time", "times", "did", "get", "got", "just", "about", "up", "down"]
+    "a an the i my me we our you your he she it they them is are was were be been being have has had do does did "
+    "how many much what which who whom where when why since before after to of in on at for with from by and or "
+    "that this these those currently current now new recently last first ever so far total again time times "
+    "did get got just about up down".split()
 )
 NUMBER_WORDS = {w: i for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
 _NUM = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -138,7 +142,7 @@ def number_on(triples, value: float) -> bool:
 def text_on(graph, triples, answer: str) -> bool:
     wanted = content_words(answer)
     seen: set[str] = set()
-    for s, _, o in triples:
+    for _, _, o in triples:
         seen |= words_of(graph, o)
     return bool(wanted) and wanted <= seen
 

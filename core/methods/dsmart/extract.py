@@ -15,9 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 from rdflib import XSD, Graph, Literal, URIRef
 
@@ -44,21 +43,27 @@ class Extractor(ABC):
 
 # -- lexicon: the small, explicit substitute for Framester's supersenses ------------------------
 PERSON_NOUNS = frozenset(
-    ["person", "man", "woman", "boy", "girl", "friend", "sister", "brother", "mother", "father", "mom", "dad", "parent", "son", "daughter", "wife", "husband", "partner", "boyfriend", "girlfriend", "spouse", "colleague", "coworker", "boss", "manager", "teacher", "doctor", "child", "kid", "baby", "aunt", "uncle", "cousin", "grandmother", "grandfather", "grandma", "grandpa", "neighbor", "neighbour", "roommate", "coach", "student"]
+    "person man woman boy girl friend sister brother mother father mom dad parent son daughter wife husband "
+    "partner boyfriend girlfriend spouse colleague coworker boss manager teacher doctor child kid baby aunt "
+    "uncle cousin grandmother grandfather grandma grandpa neighbor neighbour roommate coach student".split()
 )
 PLACE_NOUNS = frozenset(
-    ["city", "town", "country", "village", "place", "home", "house", "apartment", "flat", "room", "office", "park", "restaurant", "cafe", "shop", "store", "street", "road", "beach", "lake", "mountain", "island", "state", "region", "neighborhood", "neighbourhood", "closet", "kitchen", "garage", "bedroom", "basement", "school", "university", "gym", "studio", "harbor", "harbour"]
+    "city town country village place home house apartment flat room office park restaurant cafe shop store "
+    "street road beach lake mountain island state region neighborhood neighbourhood closet kitchen garage "
+    "bedroom basement school university gym studio harbor harbour".split()
 )
-EVENT_NOUNS = frozenset(["trip", "party", "meeting", "class", "lesson", "course", "event", "concert", "game", "match", "wedding", "vacation", "holiday", "tournament", "race", "workshop", "conference", "session", "appointment"])
-TIME_NOUNS = frozenset(["day", "week", "month", "year", "hour", "minute", "second", "morning", "evening", "night", "weekend", "time"])
+EVENT_NOUNS = frozenset("trip party meeting class lesson course event concert game match wedding vacation holiday "
+                        "tournament race workshop conference session appointment".split())
+TIME_NOUNS = frozenset("day week month year hour minute second morning evening night weekend time".split())
 PERSON_WORDS = {"user": USER, "assistant": ASSISTANT}
 
-FIRST = frozenset(["i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"])
-SECOND = frozenset(["you", "your", "yours", "yourself", "yourselves"])
+FIRST = frozenset("i me my mine myself we us our ours ourselves".split())
+SECOND = frozenset("you your yours yourself yourselves".split())
 NUMBER_WORDS = {w: i for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
 ORDINAL_WORDS = {w: i + 1 for i, w in enumerate(
-    ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"])}
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
 _ORDINAL = re.compile(r"^(\d+)(st|nd|rd|th)$")
 
 NER_CLASS = {"PERSON": DSM.Person, "GPE": DSM.Place, "LOC": DSM.Place, "FAC": DSM.Place, "ORG": DSM.Organization,
@@ -67,15 +72,15 @@ NER_CLASS = {"PERSON": DSM.Person, "GPE": DSM.Place, "LOC": DSM.Place, "FAC": DS
 LITERAL_NER = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 
 # verb lemma -> fixed property, by preposition ("" = direct object)
-LIVE_VERBS = frozenset(["live", "reside", "relocate", "move"])
-STORE_VERBS = frozenset(["keep", "store", "put", "leave"])
-LOCATIVE_PREPS = frozenset(["in", "under", "on", "at", "inside", "behind", "near"])
-LIKE_VERBS = frozenset(["like", "love", "enjoy", "adore", "prefer"])
-DISLIKE_VERBS = frozenset(["dislike", "hate", "detest"])
-HAVE_VERBS = frozenset(["have", "own"])
+LIVE_VERBS = frozenset("live reside relocate move".split())
+STORE_VERBS = frozenset("keep store put leave".split())
+LOCATIVE_PREPS = frozenset("in under on at inside behind near".split())
+LIKE_VERBS = frozenset("like love enjoy adore prefer".split())
+DISLIKE_VERBS = frozenset("dislike hate detest".split())
+HAVE_VERBS = frozenset("have own".split())
 # verbs that count the same thing ("I completed 4 projects", "I finished my 5th project")
 COUNT_SYNONYMS = {"complete": "finish", "own": "have", "get": "have", "collect": "add", "acquire": "add"}
-NAME_VERBS = frozenset(["call", "name"])
+NAME_VERBS = frozenset("call name".split())
 DISCOURSE = frozenset({("by", "way"), ("for", "while"), ("in", "fact"), ("of", "course")})
 
 
@@ -116,7 +121,7 @@ class SpacyExtractor(Extractor):
     def extract(self, utterances: Sequence[Utterance]) -> Graph:
         b = FragmentBuilder()
         texts = [u.text for u in utterances]
-        for u, doc in zip(utterances, self.nlp.pipe(texts)):
+        for u, doc in zip(utterances, self.nlp.pipe(texts), strict=True):
             _Clauses(b, u.speaker).sentences(doc)
         return b.graph
 
@@ -146,7 +151,7 @@ class _Clauses:
             return (node.split("/")[-1], node.split("/")[-1]) if node is not None else None
         if tok.ent_type_ and tok.ent_type_ not in LITERAL_NER:
             span = next(e for e in tok.doc.ents if e.start <= tok.i < e.end)
-            text = re.sub(r"^(the|a|an)\s+", "", span.text, flags=re.IGNORECASE)
+            text = re.sub(r"^(the|a|an)\s+", "", span.text, flags=re.I)
             return slug(text), text
         if tok.lemma_.lower() in PERSON_WORDS and self.speaker == "narrator":
             return tok.lemma_.lower(), tok.lemma_.lower()
