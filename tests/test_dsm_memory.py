@@ -89,9 +89,10 @@ def test_disjointness_through_minted_classes_is_detected(nlp):
     m.observe_round("My friend Jordan is great.", "")  # Jordan: a Friend, so a Person
     x = entity("Jordan")
     assert (x, RDF.type, noun_class("friend")) in m.graph
+    assert "verify" not in m.history[0].timings  # the detection closure found no error: no second closure
     record = m.observe_round("Jordan is a city.", "")  # now a City, so a Place: disjoint with Person
     assert (x, RDF.type, noun_class("friend")) in {p.triple for p in record.pruned}
-    assert record.consistent
+    assert record.consistent and "verify" in record.timings  # checked again after pruning
 
 
 def test_llm_conflict_stage_prunes_only_triples_of_the_old_graph(nlp):

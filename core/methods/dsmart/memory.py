@@ -109,8 +109,8 @@ class DynamicStructuredMemory:
         """Algorithm: statement, extraction, conflict detection, prune, merge, verify (synchronous)."""
         with self._lock:
             index = len(self._records) if turn_index is None else turn_index
-            record = self._maintain(question, answer, index)
-            self._publish(record)
+            record, consistent = self._maintain(question, answer, index)
+            self._publish(record, known_consistent=consistent)
             return record
 
     def submit_round(self, question: str, answer: str, turn_index: int | None = None) -> Future:
@@ -127,7 +127,9 @@ class DynamicStructuredMemory:
         for future in pending:
             future.result()
 
-    def _maintain(self, question: str, answer: str, index: int) -> TurnRecord:
+    def _maintain(self, question: str, answer: str, index: int) -> tuple[TurnRecord, bool]:
+        """The record of one round, and whether the detection closure already proved the merge
+        consistent."""
         timings: dict[str, float] = {}
         notes: list[str] = []
         old = self._graph
@@ -140,9 +142,11 @@ class DynamicStructuredMemory:
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
                  + cf.opposite_conflicts(old, fragment))
+        consistent = False
         if self.config.reasoner:
-            disjoint, _ = cf.disjoint_conflicts(old, fragment, [c.triple for c in found])
+            disjoint, errors = cf.disjoint_conflicts(old, fragment, [c.triple for c in found])
             found += disjoint
+            consistent = not errors
         timings["detect_symbolic"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
@@ -150,9 +154,12 @@ class DynamicStructuredMemory:
         pruned = _dedupe(found)
         record = TurnRecord(index, question, answer, statement, tuple(sorted(fragment)), pruned, timings,
                             notes=tuple(notes))
-        return record
+        return record, consistent
 
-    def _publish(self, record: TurnRecord) -> None:
+    def _publish(self, record: TurnRecord, known_consistent: bool = False) -> None:
+        """Merge and swap in G_t. `known_consistent`: the detection closure ran on the touched part
+        of G_t plus the triples pruned later, and found no error; OWL-RL inconsistency is monotone
+        (removing triples cannot create one), so the check would find none either and is skipped."""
         t4 = time.perf_counter()
         merged = Graph(namespace_manager=self._graph.namespace_manager)
         for triple in self._graph:
@@ -160,7 +167,7 @@ class DynamicStructuredMemory:
         apply(merged, record)
         record.timings["merge"] = time.perf_counter() - t4
         consistent, errors = True, ()
-        if self.config.reasoner:
+        if self.config.reasoner and not known_consistent:
             t5 = time.perf_counter()
             fragment = Graph()
             for triple in record.added:
