@@ -48,7 +48,9 @@ def run(ctx) -> BenchResult:
         for c, q in questions:
             if c.sample_id != conv.sample_id:
                 continue
-            timings["shared"]["embed_query"].append(s.embed_query(q.question))
+            seconds = s.embed_query(q.question)
+            if seconds is not None:
+                timings["shared"]["embed_query"].append(seconds)
             item = {"qid": q.qid, "sample_id": c.sample_id, "category": q.category, "category_name": q.category_name,
                     "question": q.question, "answer": q.answer or q.adversarial_answer, "evidence": list(q.evidence), "methods": {}}
             groups = [q.category_name] + ([HEADLINE] if q.category != 5 else [])

@@ -54,7 +54,9 @@ def run(ctx) -> BenchResult:
     if run_qa and not s.strong:
         print(f"note: --qa with {s.llm.name}, not a capable endpoint: its accuracy says little about retrieval")
     for inst in tqdm(instances, desc="longmemeval-retrieval", disable=not ctx.progress):
-        timings["shared"]["embed_query"].append(s.embed_query(inst.question))
+        seconds = s.embed_query(inst.question)
+        if seconds is not None:
+            timings["shared"]["embed_query"].append(seconds)
         groups = [inst.question_type] + (["abstention"] if inst.abstention else [HEADLINE])
         item = {"question_id": inst.question_id, "question_type": inst.question_type, "question": inst.question,
                 "answer": inst.answer, "evidence_turns": list(inst.evidence_turn_ids),
