@@ -36,6 +36,8 @@ def add_retrieval_arguments(parser: argparse.ArgumentParser, preset: str) -> Non
     g.add_argument("--sgmem-h", type=int, default=None, help="override: hops")
     g.add_argument("--sgmem-n", type=int, default=None, help="override: max sentence nodes")
     g.add_argument("--sgmem-gamma", type=float, default=None, help="override: threshold on cosine + 1")
+    g.add_argument("--sgmem-no-speaker", action="store_true",
+                   help="embed SGMem sentences without their speaker's name (default: 'Name: sentence', as turns are embedded)")
     g.add_argument("--embedder", default="", help="HF id or path of the sentence embedder (default: packaged all-MiniLM-L6-v2); "
                    "'hashing' = hashed word n-grams, a lexical stand-in for tests")
     g.add_argument("--embedding-cache", default="", help="folder of the on-disk embedding cache (default ~/.cache/dialogue-workbench/embeddings)")
@@ -58,7 +60,8 @@ def sgmem_config(options: dict):
 
     config = DATASET_DEFAULTS[options.get("sgmem_preset", "locomo")]
     overrides = {"knn_k": options.get("sgmem_k"), "hops": options.get("sgmem_h"),
-                 "max_sentences": options.get("sgmem_n"), "gamma": options.get("sgmem_gamma")}
+                 "max_sentences": options.get("sgmem_n"), "gamma": options.get("sgmem_gamma"),
+                 "sentence_with_speaker": False if options.get("sgmem_no_speaker") else None}
     return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
 
