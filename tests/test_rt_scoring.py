@@ -34,26 +34,21 @@ def _reference_scores(llm, messages, candidates):
 
 @pytest.mark.slow
 def test_prefix_cached_batch_scoring_equals_full_forward(local_llm):
-    requests = [
-        ([Message("user", "What colour is the sky on a clear day?")], ["Blue.", "The sky is green", "0.7"]),
-        ([Message("system", "You score answers."), Message("user", "Rate: 2+2=4. Score:")], ["1.0", "0.0", "ANSWER", "EXPAND_ENTITY [dog]"]),
-        ([Message("user", "Hi")], ["Hello! How can I help you today?"]),
+    requests = [  # no common prefix worth sharing: one padded pass
+        ([Message("user", "What colour is the sky on a clear day?")], ["Blue.", "0.7"]),
+        ([Message("system", "You score answers."), Message("user", "Rate: 2+2=4. Score:")], ["1.0", "EXPAND_ENTITY [dog]"]),
     ]
     head = "Rate the state from 0.0 to 1.0. Question: where does the user's dog live?\nKnown facts:\n"
     shared = [  # a long common prefix (run once), suffixes of different lengths
-        ([Message("user", head + "user | has | Rex\nScore:")], ["0.0", "0.5", "1.0"]),
-        ([Message("user", head + "user | has | Rex\nRex | lives in | Paris\nReasoning: EXPAND_ENTITY [Rex]\nScore:")], ["0.9", "0.1"]),
+        ([Message("user", head + "user | has | Rex\nRex | lives in | Paris\nScore:")], ["0.5", "1.0"]),
         ([Message("user", head + "(none yet)\nScore:")], ["ANSWER", "THINK"]),
     ]
     assert local_llm.score_batch([]) == []
     assert _common_prefix([local_llm._prompt_ids(m) for m, _ in shared]) >= local_llm._MIN_SHARED_PREFIX  # the shared path runs
     for batch in (requests, shared):
-        _check(local_llm, batch)
-
-
-def _check(local_llm, requests):
-    batched = local_llm.score_batch(requests)
-    for (messages, candidates), got in zip(requests, batched):
-        want = _reference_scores(local_llm, messages, candidates)
-        assert got == pytest.approx(want, abs=2e-3)
-        assert local_llm.score(messages, candidates) == pytest.approx(want, abs=2e-3)
+        batched = local_llm.score_batch(batch)
+        for (messages, candidates), got in zip(batch, batched):
+            assert got == pytest.approx(_reference_scores(local_llm, messages, candidates), abs=2e-3)
+    messages, candidates = shared[0]
+    assert local_llm.score(messages, candidates) == pytest.approx(batched_first := local_llm.score_batch([shared[0]])[0], abs=1e-4)
+    assert len(batched_first) == 2
