@@ -56,16 +56,12 @@ def artifact_kind() -> str:
 
 
 def save_memory(cid: str, method) -> None:
-    """Persist memory that is expensive to rebuild, prefixed with how many turns it covers. Called
-    after `sync`, so background maintenance of the previous round is finished and the reply to
-    this one is not held up by it. A restart loses at most the last round, which `sync` replays."""
-    marker = f"saved:{cid}:{method_name}"
-    if st.session_state.get(marker) == method.observed:
-        return
+    """Persist memory that is expensive to rebuild, prefixed with how many turns it covers, once
+    this round's (possibly background) maintenance is done."""
+    method.wait()
     data = method.save_state()
     if data is not None:
         store.put_artifact(cid, artifact_kind(), method.observed.to_bytes(8, "little") + data)
-    st.session_state[marker] = method.observed
 
 
 if query := st.chat_input("Say something"):
@@ -78,8 +74,7 @@ if query := st.chat_input("Say something"):
     try:
         with st.spinner(f"{method_name} is thinking…"):
             method = method_for(cid)
-            method.sync(dialogue)  # waits for the previous round's maintenance
-            save_memory(cid, method)
+            method.sync(dialogue)
             reply = method.respond(dialogue, query)
     except LLMError as err:
         st.error(f"The LLM backend failed: {err}")
@@ -88,6 +83,12 @@ if query := st.chat_input("Say something"):
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
     store.add_turn(cid, user_turn)
     store.add_turn(cid, bot_turn, reply)
+    # The reply goes on screen first; memory maintenance and saving happen while it is read.
+    with st.chat_message(ASSISTANT):
+        st.markdown(reply.text)
+        replies.render_details(reply, key=f"{cid}:new")
     method.observe(user_turn)
-    method.observe(bot_turn)  # this round's maintenance may run in the background
+    method.observe(bot_turn)
+    with st.spinner("Updating memory…"):
+        save_memory(cid, method)
     st.rerun()

@@ -16,8 +16,10 @@ def test_memory_graph_page_draws_the_graph_canvas(app_server, page):
     box.fill("My dog is called Rex and I live in Paris.")
     box.press("Enter")
     messages = page.get_by_test_id("stChatMessage")
-    messages.nth(1).wait_for(timeout=180_000)  # the local model answers; then the memory is saved
+    messages.nth(1).wait_for(timeout=180_000)  # the local model answers
     assert "dsm ·" in messages.nth(1).inner_text()
+    # The consistency line is drawn by the rerun that follows saving the memory.
+    messages.nth(1).get_by_text("CS ").first.wait_for(timeout=120_000)
 
     page.goto(app_server + "/Memory_graph")
     frame = page.frame_locator("iframe").first
