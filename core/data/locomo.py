@@ -12,11 +12,11 @@ Quirks handled here (see ../shared/data/locomo/SOURCE.md):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.data.jsonfile import load_json_layout
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -114,12 +114,4 @@ def parse_locomo(data: list) -> list[LocomoConversation]:
 
 def load_locomo(path: str | Path) -> list[LocomoConversation]:
     """Every conversation of a LoCoMo file, in file order."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
-    try:
-        return parse_locomo(data)
-    except (KeyError, TypeError) as err:
-        raise ValueError(f"{path} is not in the LoCoMo layout (missing {err})") from err
+    return load_json_layout(path, parse_locomo, "LoCoMo")

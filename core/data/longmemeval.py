@@ -8,11 +8,11 @@ its own `question_date`: it differs between the oracle and S files (see SOURCE.m
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from core.data.jsonfile import load_json_layout
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 
 QUESTION_TYPES = (
@@ -87,12 +87,4 @@ def parse_longmemeval(data: list) -> list[LongMemEvalInstance]:
 
 
 def load_longmemeval(path: str | Path) -> list[LongMemEvalInstance]:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
-    try:
-        return parse_longmemeval(data)
-    except (KeyError, TypeError) as err:
-        raise ValueError(f"{path} is not in the LongMemEval layout (missing {err})") from err
+    return load_json_layout(path, parse_longmemeval, "LongMemEval")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from core.config import BaseConfig
-from core.dialogue import Dialogue, Reply, Trace
-from core.llm.base import Message
+from core.dialogue import Dialogue, Reply
 from core.llm.prompts import render_prompt
-from core.methods.method import Method, Stopwatch, history_messages
+from core.methods.method import Method, Stopwatch, chat_prompt
 
 
 class PlainMethod(Method):
@@ -23,15 +22,6 @@ class PlainMethod(Method):
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         with watch("build_prompt"):
-            messages = [Message("system", render_prompt("chat_system"))]
-            messages += history_messages(dialogue.turns(), gen.max_history_chars)
-            messages.append(Message("user", query))
+            messages = chat_prompt(render_prompt("chat_system"), dialogue.turns(), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        return Reply(
-            text=text,
-            method=self.name,
-            model=self.tools.llm.name,
-            trace=Trace("prompt", prompt=tuple({"role": m.role, "content": m.content} for m in messages)),
-            timings=watch.timings,
-            llm_calls=self.tools.llm.calls - calls0,
-        )
+        return self._reply(text, watch, calls0, messages)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
-from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Turn
+from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
 from core.llm.base import LLM, Message
 from core.resources import Embedder
 
@@ -93,6 +93,34 @@ class Method(ABC):
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
         with watch("generate"):
             return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+
+    def _reply(self, text: str, watch: Stopwatch, calls_before: int, messages: list[Message],
+               evidence=(), trace: Trace | None = None) -> Reply:
+        """The Reply of a generation from `messages`; the default trace is the prompt itself."""
+        return Reply(
+            text=text,
+            method=self.name,
+            model=self.tools.llm.name,
+            evidence=tuple(evidence),
+            trace=trace or Trace("prompt", prompt=prompt_record(messages)),
+            timings=watch.timings,
+            llm_calls=self.tools.llm.calls - calls_before,
+        )
+
+
+def recent_turns(dialogue: Dialogue, n: int) -> list[Turn]:
+    """The last n turns (none when n is 0: `turns()[-0:]` would be all of them)."""
+    return dialogue.turns()[-n:] if n else []
+
+
+def chat_prompt(system: str, history: list[Turn], query: str, max_chars: int) -> list[Message]:
+    """System prompt, the most recent turns of `history` that fit in `max_chars`, then the query."""
+    return [Message("system", system), *history_messages(history, max_chars), Message("user", query)]
+
+
+def prompt_record(messages: list[Message]) -> tuple[dict[str, str], ...]:
+    """Messages as plain dicts, for a Trace stored as JSON."""
+    return tuple({"role": m.role, "content": m.content} for m in messages)
 
 
 def turn_line(turn: Turn) -> str:

@@ -5,10 +5,9 @@ recent turns."""
 from __future__ import annotations
 
 from core.config import RAGConfig
-from core.dialogue import Dialogue, Evidence, Reply, Trace, Turn
-from core.llm.base import Message
+from core.dialogue import Dialogue, Evidence, Reply, Turn
 from core.llm.prompts import render_prompt
-from core.methods.method import Method, Stopwatch, history_messages, turn_line
+from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns, turn_line
 from core.vectors import VectorIndex
 
 
@@ -62,17 +61,7 @@ class RagMethod(Method):
             evidence = self.retrieve(dialogue, query, cfg.top_k, exclude_last=cfg.recent_turns)
         with watch("build_prompt"):
             listed = "\n".join(f"- [{e.source}] {e.text}" for e in evidence) or "(none yet)"
-            messages = [Message("system", render_prompt("rag_system", evidence=listed))]
-            recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
-            messages += history_messages(recent, gen.max_history_chars)
-            messages.append(Message("user", query))
+            system = render_prompt("rag_system", evidence=listed)
+            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        return Reply(
-            text=text,
-            method=self.name,
-            model=self.tools.llm.name,
-            evidence=tuple(evidence),
-            trace=Trace("prompt", prompt=tuple({"role": m.role, "content": m.content} for m in messages)),
-            timings=watch.timings,
-            llm_calls=self.tools.llm.calls - calls0,
-        )
+        return self._reply(text, watch, calls0, messages, evidence)

@@ -19,7 +19,7 @@ from core.methods.dsmart.method import DsmMemoryMixin
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel
-from core.methods.method import Method, Stopwatch, history_messages
+from core.methods.method import Method, Stopwatch, history_messages, recent_turns
 from core.paths import MissingResource
 
 
@@ -51,9 +51,9 @@ class TreeResponder:
             view = MemoryView(graph)
         with watch("link"):
             links = self.linker().link(query, view, cfg.tree.max_linked) if view.facts else []
-        recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
         model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
-                          context=history_messages(recent, gen.max_history_chars), generation=gen)
+                          context=history_messages(recent_turns(dialogue, cfg.recent_turns), gen.max_history_chars),
+                          generation=gen)
         result = ReasoningTree(view, model, cfg.tree).search(query, links)
         text, messages = model.respond(query, result.best)
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}

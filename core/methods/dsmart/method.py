@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from rdflib import RDF, Graph
 
-from core.dialogue import USER, Dialogue, Evidence, Reply, Trace, Turn
-from core.llm.base import Message
+from core.dialogue import USER, Dialogue, Evidence, Reply, Turn
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.config import DSMConfig, DsmMethodConfig
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.vocab import label_of
-from core.methods.method import Method, Stopwatch, history_messages
+from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns
 
 STATE_VERSION = b"DSM1"
 
@@ -134,20 +133,11 @@ class DsmMethod(DsmMemoryMixin, Method):
             graph = self.memory.graph  # the last finished snapshot: never half-merged
             lines = memory_lines(graph, cfg.max_memory_facts)
         with watch("build_prompt"):
-            messages = [Message("system", render_prompt("dsmart_answer", memory="\n".join(lines) or "(empty)"))]
-            recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
-            messages += history_messages(recent, gen.max_history_chars)
-            messages.append(Message("user", query))
+            system = render_prompt("dsmart_answer", memory="\n".join(lines) or "(empty)")
+            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        return Reply(
-            text=text,
-            method=self.name,
-            model=self.tools.llm.name,
-            evidence=tuple(Evidence(text=line, score=1.0, source="dsm", kind="triple") for line in lines),
-            trace=Trace("prompt", prompt=tuple({"role": m.role, "content": m.content} for m in messages)),
-            timings=watch.timings,
-            llm_calls=self.tools.llm.calls - calls0,
-        )
+        evidence = [Evidence(text=line, score=1.0, source="dsm", kind="triple") for line in lines]
+        return self._reply(text, watch, calls0, messages, evidence)
 
 
 __all__ = ["DsmMemoryMixin", "DsmMethod", "memory_from_state", "memory_lines", "pack_state", "split_state"]

@@ -9,9 +9,8 @@ not persisted: after a reload `sync` replays the stored turns.
 from __future__ import annotations
 
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode, Turn
-from core.llm.base import Message
 from core.llm.prompts import render_prompt
-from core.methods.method import Method, Stopwatch, history_messages
+from core.methods.method import Method, Stopwatch, chat_prompt, prompt_record, recent_turns
 from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
 from core.methods.sgmem.memory import MemoryGenerator
 from core.methods.sgmem.retriever import SGMemHits, SGMemRetriever
@@ -57,21 +56,11 @@ class SGMemMethod(Method):
             hits = self.search(dialogue, query, cfg.top_k)
         evidence = list(hits.chunks) + list(hits.memories)
         with watch("build_prompt"):
-            messages = [Message("system", render_prompt("sgmem_response", context=context_text(evidence)))]
-            recent = dialogue.turns()[-cfg.recent_turns :] if cfg.recent_turns else []
-            messages += history_messages(recent, gen.max_history_chars)
-            messages.append(Message("user", query))
+            system = render_prompt("sgmem_response", context=context_text(evidence))
+            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        return Reply(
-            text=text,
-            method=self.name,
-            model=self.tools.llm.name,
-            evidence=tuple(evidence),
-            trace=Trace("steps", nodes=trace_nodes(self.retriever, hits),
-                        prompt=tuple({"role": m.role, "content": m.content} for m in messages)),
-            timings=watch.timings,
-            llm_calls=self.tools.llm.calls - calls0,
-        )
+        trace = Trace("steps", nodes=trace_nodes(self.retriever, hits), prompt=prompt_record(messages))
+        return self._reply(text, watch, calls0, messages, evidence, trace)
 
 
 def context_text(evidence: list[Evidence]) -> str:
