@@ -60,7 +60,7 @@ def _add_bench(sub) -> None:
         b.add_argument("--data", required=True, type=Path, help="benchmark file")
         b.add_argument("--out", required=True, type=Path, help="output folder")
         b.add_argument("--methods", default=getattr(module, "DEFAULT_METHODS", "base"), help="comma-separated")
-        b.add_argument("--limit", type=int, default=None, help="first N items only")
+        b.add_argument("--limit", type=int, default=None, help="N items only (a benchmark may spread them, e.g. mtbench over its 13 tasks)")
         b.add_argument("--seed", type=int, default=0)
         b.add_argument("--quiet", action="store_true", help="no progress bar")
         _add_llm_options(b)

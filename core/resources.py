@@ -43,7 +43,9 @@ class SentenceTransformerEmbedder(Embedder):
             raise MissingResource("sentence-transformers is missing: pip install sentence-transformers") from err
         self.model = SentenceTransformer(name_or_path, device=device)
         self.name = name_or_path.rstrip("/").split("/")[-1] if "/" in name_or_path else name_or_path
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        # sentence-transformers 5 renamed the method; requirements allow >= 3.0.
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
