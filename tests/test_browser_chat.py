@@ -13,12 +13,14 @@ def test_chat_round_trip_in_the_browser(app_server, page):
     box.wait_for(timeout=60_000)
     box.fill("Hello! My dog is called Rex.")
     box.press("Enter")
+    from playwright.sync_api import expect
+
     messages = page.get_by_test_id("stChatMessage")
-    # The first reply loads the local model (seconds once converted) and generates (~10 s).
-    messages.nth(1).wait_for(timeout=180_000)
+    # The first reply loads the local model (seconds once converted) and generates (~10 s). The
+    # message box appears before its text streams in, so wait for the content, not the box.
+    expect(messages.nth(1)).to_contain_text("base ·", timeout=180_000)
     assert "Hello! My dog is called Rex." in messages.nth(0).inner_text()
-    assert messages.nth(1).inner_text().strip()
-    assert "base ·" in messages.nth(1).inner_text()
+    assert messages.nth(1).get_by_test_id("stMarkdownContainer").first.inner_text().strip()
 
 
 def test_home_page_renders(app_server, page):

@@ -15,9 +15,11 @@ def test_memory_graph_page_draws_the_graph_canvas(app_server, page):
     box = page.get_by_test_id("stChatInputTextArea")
     box.fill("My dog is called Rex and I live in Paris.")
     box.press("Enter")
+    from playwright.sync_api import expect
+
     messages = page.get_by_test_id("stChatMessage")
-    messages.nth(1).wait_for(timeout=180_000)  # the local model answers
-    assert "dsm ·" in messages.nth(1).inner_text()
+    # the local model answers; the box appears before its text streams in
+    expect(messages.nth(1)).to_contain_text("dsm ·", timeout=180_000)
     # The consistency line is drawn by the rerun that follows saving the memory.
     messages.nth(1).get_by_text("CS ").first.wait_for(timeout=120_000)
 
