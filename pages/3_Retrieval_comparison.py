@@ -13,7 +13,7 @@ import streamlit.components.v1 as components
 
 from core.eval import read_run
 from core.methods.sgmem.config import DATASET_DEFAULTS
-from ui import resources
+from ui import resources, runs
 from ui import retrieval as ur
 
 st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
@@ -120,7 +120,7 @@ with compare_tab:
             st.info("Pick retrievers and press Retrieve.")
 
 with runs_tab:
-    root = ur.runs_root()
+    root = runs.runs_root()
     found_runs = ur.find_runs(root) if root.is_dir() else []
     chosen = st.multiselect("Run folders", [str(p) for p in found_runs], default=[str(p) for p in found_runs[:1]],
                             help=f"locomo-retrieval / longmemeval-retrieval runs under {root}")

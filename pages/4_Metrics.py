@@ -13,7 +13,7 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
-from ui import state
+from ui import runs, state
 
 st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
 st.title("Consistency metrics")
@@ -25,7 +25,7 @@ st.caption(
 )
 
 RUNS_KEY = "metrics_runs"
-root = um.runs_root()
+root = runs.runs_root()
 found = um.find_runs(root) if root.is_dir() else []
 
 with st.sidebar:

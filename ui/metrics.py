@@ -5,7 +5,6 @@ so runs of different versions aggregate the same way."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ import plotly.graph_objects as go
 
 from core.eval import read_run
 from core.metrics.report import per_task, per_turn, summarise
-from core.paths import REPO_ROOT
+from ui import runs
 
 METRIC_LABELS = {"cs": "CS", "der": "DER", "f1": "Word F1", "bleu": "BLEU", "rouge_l": "ROUGE-L", "quality": "Quality (1-10)"}
 # All six are "higher is better"; the page says so.
@@ -30,21 +29,9 @@ PAPER_TABLE1 = pd.DataFrame(
 )
 
 
-def runs_root() -> Path:
-    """WORKBENCH_RUNS, else .workbench/runs in the repository."""
-    return Path(os.environ.get("WORKBENCH_RUNS") or REPO_ROOT / ".workbench" / "runs")
-
-
 def find_runs(root: Path) -> list[Path]:
-    """Folders under `root` (any depth up to 2) holding an mtbench summary.json, newest first."""
-    found = []
-    for summary in list(root.glob("*/summary.json")) + list(root.glob("*/*/summary.json")):
-        try:
-            if '"benchmark": "mtbench"' in summary.read_text()[:200]:
-                found.append(summary.parent)
-        except OSError:
-            continue
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+    """MT-Bench-101 runs under `root`, newest first."""
+    return runs.find_runs(root, ("mtbench",))
 
 
 @dataclass

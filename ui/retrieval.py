@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +18,11 @@ import streamlit as st
 from core.data.locomo import load_locomo
 from core.data.longmemeval import load_longmemeval
 from core.dialogue import Dialogue, Evidence
-from core.paths import REPO_ROOT, SHARED_DIR
+from core.paths import SHARED_DIR
 from core.retrieval import RetrieverContext, make_retriever, uses_llm
 from core.retrieval.base import Retriever
 from core.retrieval.cache import CachedEmbedder
-from ui import resources, state
+from ui import resources, runs, state
 
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
 LONGMEMEVAL_DEFAULT = SHARED_DIR / "data" / "longmemeval" / "longmemeval_oracle_dev.json"
@@ -130,21 +129,9 @@ def sentence_graph_html(retriever, hits, gold: tuple[str, ...], height: str = "5
 
 
 # -- benchmark runs --------------------------------------------------------------------------------
-def runs_root() -> Path:
-    """WORKBENCH_RUNS, else .workbench/runs in the repository (where the README's commands write)."""
-    return Path(os.environ.get("WORKBENCH_RUNS") or REPO_ROOT / ".workbench" / "runs")
-
-
 def find_runs(root: Path) -> list[Path]:
-    found = []
-    for summary in list(root.glob("*/summary.json")) + list(root.glob("*/*/summary.json")):
-        try:
-            head = summary.read_text()[:200]
-        except OSError:
-            continue
-        if '"benchmark": "locomo-retrieval"' in head or '"benchmark": "longmemeval-retrieval"' in head:
-            found.append(summary.parent)
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+    """LoCoMo and LongMemEval retrieval runs under `root`, newest first."""
+    return runs.find_runs(root, ("locomo-retrieval", "longmemeval-retrieval"))
 
 
 def recall_frame(summary: dict) -> pd.DataFrame:
