@@ -1,7 +1,7 @@
 """Command line: `python -m core --help`.
 
 With the app, the command line is the only place that reads the environment: it turns flags and
-variables (WORKBENCH_LLM_BACKEND / _MODEL / _BASE_URL / _API_KEY) into the frozen settings that
+variables (WORKBENCH_LLM_BACKEND / _MODEL / _BASE_URL / _API_KEY / _DTYPE) into the frozen settings that
 `core` functions take.
 """
 
@@ -25,6 +25,8 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     g.add_argument("--strong", action=argparse.BooleanOptionalAction, default=None,
                    help="treat the LLM as able to follow the papers' free-text prompts")
+    g.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default=None,
+                   help="local model weights (default auto: bfloat16 where the CPU/GPU computes it natively)")
 
 
 def llm_settings_from_args(args: argparse.Namespace) -> LLMSettings:
@@ -36,6 +38,7 @@ def llm_settings_from_args(args: argparse.Namespace) -> LLMSettings:
         base_url=args.base_url if args.base_url is not None else base.base_url,
         api_key=base.api_key,  # only from the environment: a key on the command line ends up in shell history
         strong=args.strong,
+        dtype=getattr(args, "dtype", None) or base.dtype,
     )
 
 
@@ -44,7 +47,7 @@ def make_toolkit(settings: LLMSettings, with_embedder: bool = True):
     from core.methods import Toolkit
     from core.resources import load_embedder, load_local_llm
 
-    llm = load_local_llm(settings.model) if settings.backend == "local" else make_llm(settings)
+    llm = load_local_llm(settings.model, dtype=settings.dtype) if settings.backend == "local" else make_llm(settings)
     return Toolkit(llm=llm, embedder=load_embedder() if with_embedder else None, strong=settings.is_strong)
 
 

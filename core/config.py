@@ -26,6 +26,8 @@ class LLMSettings:
     # A strong model follows the papers' free-text prompts; a weak one gets enumerated options
     # scored by likelihood and symbolic fall-backs. Defaults: local is weak, an endpoint is strong.
     strong: bool | None = None
+    # local only: "auto" = bfloat16 where the hardware computes it natively (faster), else float32
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
 
     @property
     def is_strong(self) -> bool:
@@ -85,6 +87,7 @@ ENV_KEYS = {
     "model": ("WORKBENCH_LLM_MODEL",),
     "base_url": ("WORKBENCH_LLM_BASE_URL", "OPENAI_BASE_URL"),
     "api_key": ("WORKBENCH_LLM_API_KEY", "OPENAI_API_KEY"),
+    "dtype": ("WORKBENCH_LLM_DTYPE",),
 }
 
 
@@ -98,4 +101,7 @@ def llm_settings_from(mapping) -> LLMSettings:
     if backend not in ("local", "openai"):
         raise ValueError(f"WORKBENCH_LLM_BACKEND must be 'local' or 'openai', not {backend!r}")
     model = first("model") or ("gpt-4o-mini" if backend == "openai" and not first("base_url") else "")
-    return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"))
+    dtype = first("dtype") or "auto"
+    if dtype not in ("auto", "float32", "bfloat16"):
+        raise ValueError(f"WORKBENCH_LLM_DTYPE must be 'auto', 'float32' or 'bfloat16', not {dtype!r}")
+    return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"), dtype=dtype)

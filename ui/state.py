@@ -41,7 +41,7 @@ def current_llm() -> LLM:
     """The local model is shared (cached resource); an endpoint client is per user."""
     settings = llm_settings()
     if settings.backend == "local":
-        return resources.local_llm(settings.model)
+        return resources.local_llm(settings.model, settings.dtype)
     cached = st.session_state.get(REMOTE_LLM)
     if cached is None or cached[0] != settings:
         cached = (settings, make_llm(settings))

@@ -26,5 +26,5 @@ def make_llm(settings, cache_dir: str = "", device: str = "cpu") -> LLM:
     if settings.backend == "local":
         from core.llm.local import LocalLLM
 
-        return LocalLLM(settings.model, cache_dir=cache_dir, device=device)
+        return LocalLLM(settings.model, cache_dir=cache_dir, device=device, dtype=settings.dtype)
     raise ValueError(f"unknown LLM backend {settings.backend!r}: use 'local' or 'openai'")

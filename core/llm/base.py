@@ -98,6 +98,10 @@ class LLM(ABC):
         with one padded forward pass."""
         return [self._score(m, c) if c else [] for m, c in requests]
 
+    def clear_prompt_cache(self) -> None:
+        """Forget the state kept for recently run prompts (the local backend keeps their KV cache so
+        that prompts extending them run only their new tokens); a no-op for other backends."""
+
     # -- the protocol ------------------------------------------------------------------------
     @property
     def calls(self) -> int:

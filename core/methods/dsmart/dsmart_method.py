@@ -54,8 +54,11 @@ class TreeResponder:
         model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
                           context=history_messages(recent_turns(dialogue, cfg.recent_turns), gen.max_history_chars),
                           generation=gen)
-        result = ReasoningTree(view, model, cfg.tree).search(query, links)
-        text, messages = model.respond(query, result.best)
+        try:
+            result = ReasoningTree(view, model, cfg.tree).search(query, links)
+            text, messages = model.respond(query, result.best)
+        finally:
+            llm.clear_prompt_cache()  # the search's cached prompt states are not needed again
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
         return Reply(
             text=text,

@@ -10,7 +10,9 @@ search stops at D_max, when the beam is all terminal, or when M_exp expansions a
 answer comes from the highest-valued state.
 
 Speed: all policy requests of a depth go to the model as one batch, all value requests as one
-batch, all THINK texts as one batched generation (`rt_llm.TreeModel`).
+batch, all THINK texts as one batched generation (`rt_llm.TreeModel`); with a weak model a
+thought is written only when its state is expanded (`RTConfig.thoughts`), and the prompts of a
+state extend its parent's, so the local backend's prompt cache runs only each new step.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class RTConfig:
     answer-evaluation prompt (the paper); "lazy" scores the decision to answer with the state prompt
     and writes only the winning answer (one generation instead of one per ANSWER node); "auto" is
     eager for strong models, lazy for weak ones.
+    thoughts: "eager" writes each THINK node's thought when it is made; "lazy" writes it when the
+    node is expanded (its children read it), so THINK nodes the beam drops cost nothing; "auto" is
+    eager for strong models (their policy usually writes the thought itself), lazy for weak ones.
     """
 
     beam_width: int = 3  # B
@@ -49,12 +54,13 @@ class RTConfig:
     link_threshold: float = 0.55  # cosine for embedding links
     policy: Literal["auto", "enumerated", "prompted"] = "auto"
     answer_drafts: Literal["auto", "eager", "lazy"] = "auto"
+    thoughts: Literal["auto", "eager", "lazy"] = "auto"
     # "all_terminal": Algorithm 2 (stop when every beam state is terminal); "best_terminal": also stop
     # when the highest-valued beam state is terminal (heuristic pruning, the paper's future work).
     early_stop: Literal["all_terminal", "best_terminal"] = "all_terminal"
     policy_temperature: float = 0.8  # the paper: 0.8 outside state evaluation
     value_temperature: float = 0.0  # the paper: 0.0 for state evaluation
-    think_max_tokens: int = 48  # a thought is one line: generation also stops at the first line break
+    think_max_tokens: int = 32  # a thought is one sentence: generation also stops at the first line break
     seed: int = 0
 
 
@@ -134,7 +140,10 @@ class ReasoningTree:
             budget = max(0, cfg.max_expansions - expansions)
             expanded, waiting = open_states[:budget], open_states[budget:]
             expansions += len(expanded)
-            children = self._expand(query, expanded, links)
+            expanded, children = self._expand(query, expanded, links)
+            index = {s.id: i for i, s in enumerate(states)}
+            for parent in expanded:  # with its thought, when it was written on expansion
+                states[index[parent.id]] = parent
             states += children
             pool = [s for s in beam if s.terminal] + waiting + children
             pool.sort(key=lambda s: -s.value)  # stable: ties keep carried-over states first
@@ -151,9 +160,11 @@ class ReasoningTree:
         best = max(beam, key=lambda s: s.value)
         return SearchResult(best, states, beam, links, expansions, stop, self.model.timings, self.model.batches)
 
-    def _expand(self, query: str, parents: list[State], links: list[Link]) -> list[State]:
+    def _expand(self, query: str, parents: list[State], links: list[Link]) -> tuple[list[State], list[State]]:
+        """(the parents, their thoughts written if lazy; their valued children)."""
         if not parents:
-            return []
+            return parents, []
+        parents = self.model.thoughts_before_expanding(query, parents)
         proposals = self.model.propose(query, parents, [self.legal_actions(p, links) for p in parents])
         t0 = time.perf_counter()
         children = []
@@ -162,7 +173,7 @@ class ReasoningTree:
                 children.append(self._apply(parent, action, prior))
         self.model.add_time("graph_actions", time.perf_counter() - t0)
         children = self.model.write_thoughts(query, children)
-        return self.model.evaluate(query, children)
+        return parents, self.model.evaluate(query, children)
 
     def _apply(self, parent: State, action: Action, prior: float) -> State:
         """S_j from S_i and a_ij; graph actions query the DSM, THINK/ANSWER texts come later."""
@@ -181,14 +192,17 @@ class ReasoningTree:
     def legal_actions(self, state: State, links: list[Link]) -> list[Action]:
         """Every action the enumerated policy may take in `state`: graph actions only on entities
         that are in the graph (query-linked ones, then those in the local subgraph), never one
-        already taken on this path; THINK; ANSWER."""
+        already taken on this path; THINK, unless the state's last step was a THINK (a second
+        thought in a row would see the very same facts: the pruning that keeps a weak model from
+        thinking in circles); ANSWER."""
         entities = self.action_entities(state, links)
         actions = [Action(EXPAND, (e,)) for e in entities if not state.done(EXPAND, (e,))]
         for i, a in enumerate(entities):
             for b in entities[i + 1 :]:
                 if not state.done(PATH, (a, b)):
                     actions.append(Action(PATH, (a, b)))
-        return actions + [Action(THINK), Action(ANSWER)]
+        think = [] if state.last is not None and state.last.action.kind == THINK else [Action(THINK)]
+        return actions + think + [Action(ANSWER)]
 
     def action_entities(self, state: State, links: list[Link]) -> list:
         seen: list = []

@@ -44,6 +44,7 @@ class TreeModel:
         self.llm, self.view, self.config = llm, view, config
         self.prompted = config.policy == "prompted" or (config.policy == "auto" and strong)
         self.eager = config.answer_drafts == "eager" or (config.answer_drafts == "auto" and strong)
+        self.lazy_thoughts = config.thoughts == "lazy" or (config.thoughts == "auto" and not strong)
         self.strong = strong
         self.context = list(context or [])
         self.generation = generation
@@ -78,16 +79,40 @@ class TreeModel:
         return "\n".join(self.view.fact_line(t) for t in facts) or "(none yet)"
 
     def trajectory_text(self, state: State) -> str:
+        """The Appendix E "Reasoning Process": one line per step (a thought not written yet is left out)."""
         lines = []
         for n, step in enumerate(state.trajectory, 1):
             action = step.action.render(self.view)
             if step.action.kind == THINK:
-                lines.append(f"{n}. THINK: {step.text}")
+                if step.text:
+                    lines.append(f"{n}. THINK: {step.text}")
             elif step.action.kind == ANSWER:
                 lines.append(f"{n}. ANSWER" + (f": {step.text}" if step.text else ""))
             else:
                 lines.append(f"{n}. {action} -> {step.text}")
         return "\n".join(lines) or "(none yet)"
+
+    def step_log(self, state: State) -> str:
+        """The trajectory with each step's new facts under it. A child's log is its parent's plus
+        one step, so its prompt extends the parent's and a backend with a prompt cache (the local
+        one) runs only the new step's tokens."""
+        lines, start = [], 0
+        for n, step in enumerate(state.trajectory, 1):
+            kind = step.action.kind
+            if kind == THINK:
+                lines.append(f"{n}. THINK: {step.text}" if step.text else f"{n}. THINK")
+            elif kind == ANSWER:
+                lines.append(f"{n}. ANSWER: {step.text}" if step.text else f"{n}. ANSWER")
+            else:
+                lines.append(f"{n}. {step.action.render(self.view)} -> {step.text}")
+                lines += [f"   {self.view.fact_line(t)}" for t in state.facts[start : start + step.added]]
+            start += step.added
+        return "".join(line + "\n" for line in lines)
+
+    def _scored_prompt(self, tail: str, query: str, state: State) -> list[Message]:
+        """The shared state prompt (instructions, question, step log), then the request (`tail`)."""
+        head = render_prompt("rt_state", query=query).rstrip("\n")
+        return [Message("user", f"{head}\n{self.step_log(state)}{render_prompt(tail).strip()}")]
 
     def _prompt(self, name: str, query: str, state: State, **extra) -> list[Message]:
         return [Message("user", render_prompt(name, query=query, triples=self.facts_text(state),
@@ -106,7 +131,7 @@ class TreeModel:
             return self._enumerated(query, parents, legal)
 
     def _enumerated(self, query, parents, legal) -> list[list[tuple[Action, float]]]:
-        requests = [(self._prompt("rt_policy_scored", query, p), [a.render(self.view) for a in acts])
+        requests = [(self._scored_prompt("rt_policy_scored", query, p), [a.render(self.view) for a in acts])
                     for p, acts in zip(parents, legal)]
         out = []
         for acts, scores in zip(legal, self._score_batch(requests)):
@@ -127,7 +152,8 @@ class TreeModel:
         out = []
         for i, (parent, acts) in enumerate(zip(parents, legal)):
             parsed = [parse_action(r.text, self.view) for r in replies[i * s : (i + 1) * s]]
-            valid = [a for a in parsed if a is not None]
+            kinds = {a.kind for a in acts}
+            valid = [a for a in parsed if a is not None and (a.kind in kinds or a.kind in (EXPAND, PATH)) and not parent.done(a.kind, a.entities)]
             merged: dict[tuple, tuple[Action, int]] = {}
             for a in valid:
                 first, n = merged.get(a.key, (a, 0))
@@ -147,15 +173,10 @@ class TreeModel:
 
     # -- THINK texts and answer drafts -----------------------------------------------------------
     def write_thoughts(self, query: str, children: list[State]) -> list[State]:
-        """Fill in THINK texts (one batched generation) and, when eager, ANSWER drafts (another)."""
-        thinking = [i for i, c in enumerate(children) if c.last.action.kind == THINK and not c.last.text]
-        if thinking:
-            with self.timed("think"):
-                prompts = [self._prompt("rt_think", query, _before_last(children[i])) for i in thinking]
-                replies = self._chat_batch(prompts, temperature=self.config.policy_temperature,
-                                           max_tokens=self.config.think_max_tokens, stop=["\n"])
-            for i, r in zip(thinking, replies):
-                children[i] = _with_last_text(children[i], first_lines(r.text) or "(no thought)")
+        """Fill in THINK texts of new children unless thoughts are lazy (one batched generation)
+        and, when eager, ANSWER drafts (another)."""
+        if not self.lazy_thoughts:
+            children = self._think(query, children)
         answering = [i for i, c in enumerate(children) if c.last.action.kind == ANSWER] if self.eager else []
         if answering:
             with self.timed("answer_drafts"):
@@ -164,6 +185,26 @@ class TreeModel:
             for i, r in zip(answering, replies):
                 children[i] = _with_last_text(children[i], r.text.strip())
         return children
+
+    def thoughts_before_expanding(self, query: str, parents: list[State]) -> list[State]:
+        """Lazy thoughts: a THINK state's thought is written when the state is expanded, so that
+        its children's policy and value read it; a THINK child that the beam drops, or that ends
+        the search unexpanded, never costs a generation (the response prompt leaves an unwritten
+        thought out)."""
+        return self._think(query, parents) if self.lazy_thoughts else parents
+
+    def _think(self, query: str, states: list[State]) -> list[State]:
+        """Write the pending thought of every state whose last step is an unwritten THINK."""
+        states = list(states)
+        thinking = [i for i, c in enumerate(states) if c.last is not None and c.last.action.kind == THINK and not c.last.text]
+        if thinking:
+            with self.timed("think"):
+                prompts = [self._scored_prompt("rt_think", query, _before_last(states[i])) for i in thinking]
+                replies = self._chat_batch(prompts, temperature=self.config.policy_temperature,
+                                           max_tokens=self.config.think_max_tokens, stop=["\n"])
+            for i, r in zip(thinking, replies):
+                states[i] = _with_last_text(states[i], first_lines(r.text) or "(no thought)")
+        return states
 
     # -- value -----------------------------------------------------------------------------------
     def evaluate(self, query: str, children: list[State]) -> list[State]:
@@ -177,7 +218,9 @@ class TreeModel:
     def _value_prompt(self, query: str, state: State, prompted: bool) -> list[Message]:
         if state.terminal and state.last.text:
             return self._prompt("rt_value_answer", query, _before_last(state), answer=state.last.text)
-        return self._prompt("rt_value_state" if prompted else "rt_value_scored", query, state)
+        if prompted:
+            return self._prompt("rt_value_state", query, state)
+        return self._scored_prompt("rt_value_scored", query, state)
 
     def _scored_values(self, query: str, children: list[State]) -> list[State]:
         requests = [(self._value_prompt(query, c, prompted=False), list(SCORES)) for c in children]
