@@ -129,7 +129,8 @@ def _measure_speed(settings: LLMSettings) -> int:
 
     t0 = time.perf_counter()
     llm = make_llm(settings)
-    print(f"load: {time.perf_counter() - t0:.2f} s ({getattr(llm, 'loaded_from', settings.backend)})")
+    where = getattr(llm, "loaded_from", settings.backend)
+    print(f"load: {time.perf_counter() - t0:.2f} s ({where}{', ' + llm.dtype if hasattr(llm, 'dtype') else ''})")
     prompt = "Write a short paragraph about the history of tea."
     llm.chat(prompt, temperature=0.0, max_tokens=8)  # warm-up
     rates = []
@@ -139,6 +140,17 @@ def _measure_speed(settings: LLMSettings) -> int:
     batch = llm.chat_batch([prompt] * 4, temperature=0.0, max_tokens=64)
     batch_rate = sum(c.completion_tokens for c in batch) / batch[0].seconds
     print(f"decode: {sorted(rates)[1]:.1f} tokens/s (median of 3, 128 new tokens, greedy); batch of 4: {batch_rate:.1f} tokens/s")
+    if llm.supports_scoring:  # prompt processing, what likelihood scoring costs (cache cleared: a cold prompt)
+        long_prompt = " ".join(f"Fact {i}: the user mentioned item number {i} in passing." for i in range(40))
+        seconds = []
+        for _ in range(3):
+            llm.clear_prompt_cache()
+            t1 = time.perf_counter()
+            llm.score(long_prompt, [f"{k / 10:.1f}" for k in range(11)])
+            seconds.append(time.perf_counter() - t1)
+        llm.clear_prompt_cache()
+        tokens = len(llm.tokenizer(long_prompt)["input_ids"]) if hasattr(llm, "tokenizer") else 0
+        print(f"scoring: {sorted(seconds)[1]:.3f} s for a {tokens}-token prompt and 11 candidates (median of 3)")
     return 0
 
 

@@ -295,6 +295,8 @@ def test_dsmart_reply_carries_the_tree_as_json_data(hashing_embedder):
     assert nodes[0].label == "ROOT" and nodes[0].detail["query"] == "How old is Rex?"
     chosen = [n for n in nodes if n.chosen]
     assert chosen[0].id == "n0" and chosen[-1].detail["best"]
+    if chosen[-1].detail["terminal"]:  # a lazily written answer shows on its node
+        assert chosen[-1].detail["text"] == reply.text
     assert all(n.parent == p.id for p, n in zip(chosen, chosen[1:]))
     assert any("Rex | age | 3" in n.detail["subgraph"] for n in nodes)
     assert Reply.from_dict(reply.to_dict()) == reply

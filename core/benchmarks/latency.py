@@ -88,7 +88,7 @@ def run(ctx: BenchContext) -> BenchResult:
         if f"{m}_over_base" in extra:
             results[m]["over_base"] = extra[f"{m}_over_base"]
     settings = {"dialogues": len(dialogues), "turns": turn_no, "llm": tools.llm.name, "strong": tools.strong,
-                "max_tokens": max_tokens}
+                "llm_dtype": getattr(tools.llm, "dtype", None), "max_tokens": max_tokens}
     tree_cfg = getattr(configs.get("dsmart") or configs.get("rt"), "tree", None)
     if tree_cfg is not None:
         from dataclasses import asdict

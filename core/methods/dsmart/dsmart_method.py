@@ -8,7 +8,7 @@ path. The whole tree is returned as a `Trace(kind="tree")` of plain data for the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from rdflib import Graph
 
@@ -65,7 +65,7 @@ class TreeResponder:
             method=self.name,
             model=llm.name,
             evidence=tuple(Evidence(view.fact_line(t), 1.0, "dsm", "triple") for t in result.best.facts),
-            trace=tree_trace(result, view, messages, cfg.tree, query, info),
+            trace=tree_trace(result, view, messages, cfg.tree, query, info, answer=text),
             timings={**watch.timings, **model.timings},
             llm_calls=llm.calls - calls0,
         )
@@ -135,12 +135,14 @@ class RtMethod(TreeResponder, Method):
         return self.tree_reply(dialogue, query, Graph())
 
 
-def tree_trace(result: SearchResult, view: MemoryView, messages, config: RTConfig, query: str, info: dict) -> Trace:
+def tree_trace(result: SearchResult, view: MemoryView, messages, config: RTConfig, query: str, info: dict,
+               answer: str = "") -> Trace:
     """The whole tree as plain data: every state, its action, value, depth, subgraph and
-    trajectory; the path to the chosen state marked."""
+    trajectory; the path to the chosen state marked; `answer` (the reply) on a chosen ANSWER
+    state whose answer was written only after the search."""
     chosen = {s.id for s in path_to(result.states, result.best)}
     beam = {s.id for s in result.final_beam}
-    nodes = [_node(s, view, s.id in chosen, s.id in beam, s.id == result.best.id) for s in result.states]
+    nodes = [_node(s, view, s.id in chosen, s.id in beam, s.id == result.best.id, answer) for s in result.states]
     root_detail = dict(nodes[0].detail)
     root_detail.update({
         "query": query,
@@ -155,13 +157,15 @@ def tree_trace(result: SearchResult, view: MemoryView, messages, config: RTConfi
     return Trace("tree", tuple(nodes), tuple({"role": m.role, "content": m.content} for m in messages))
 
 
-def _node(state: State, view: MemoryView, chosen: bool, in_beam: bool, best: bool) -> TraceNode:
+def _node(state: State, view: MemoryView, chosen: bool, in_beam: bool, best: bool, answer: str) -> TraceNode:
     step = state.last
+    if best and state.terminal and not step.text and answer:
+        step = replace(step, text=answer)
     parent_facts = len(state.facts) - (step.added if step else 0)
     detail = {
         "action": step.action.kind if step else "ROOT",
         "entities": [view.label(e) for e in step.action.entities] if step else [],
-        "text": step.text if step else "",
+        "text": (step.text or _UNWRITTEN.get(step.action.kind, "")) if step else "",
         "prior": round(step.prior, 4) if step else 1.0,
         "value": round(state.value, 4),
         "value_source": state.value_source,
@@ -174,6 +178,10 @@ def _node(state: State, view: MemoryView, chosen: bool, in_beam: bool, best: boo
     }
     label = step.action.render(view) if step else "ROOT"
     return TraceNode(state.id, label, state.parent, round(state.value, 4), state.depth, chosen, detail)
+
+
+_UNWRITTEN = {"THINK": "(thought not written: lazy thoughts are written when their state is expanded)",
+              "ANSWER": "(answer not drafted: with lazy drafts only the chosen state's answer is written)"}
 
 
 def _step_line(step, view: MemoryView) -> str:

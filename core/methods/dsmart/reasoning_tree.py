@@ -48,7 +48,7 @@ class RTConfig:
     expand_hops: int = 1  # n of the n-hop neighbourhood
     max_paths: int = 3  # shortest paths FIND_PATH adds
     max_action_facts: int = 24  # facts one graph action may add
-    max_prompt_facts: int = 40  # facts shown in a prompt (newest last)
+    max_prompt_facts: int = 40  # facts in the Appendix E and response prompts (newest last); the step log shows each step's
     max_action_entities: int = 6  # entities the enumerated policy names (linked ones first)
     max_linked: int = 5  # query-linked entities
     link_threshold: float = 0.55  # cosine for embedding links
