@@ -55,8 +55,8 @@ def resolve_local_model(model: str = "", cache_dir: str = "") -> tuple[str, str]
 
 def resolve_dtype(dtype: str, device: str) -> str:
     """"auto": bfloat16 where the hardware computes it natively (CPUs with AVX512-BF16 or AMX,
-    CUDA GPUs that support it): prefill runs ~3x and decoding ~1.6x faster than float32 on such a
-    CPU; float32 elsewhere, where emulated bfloat16 would be slower."""
+    CUDA GPUs that support it): scoring runs ~2x and decoding ~1.7x faster than float32 on such a
+    CPU (`python -m core info --speed`); float32 elsewhere, where emulated bfloat16 would be slower."""
     if dtype != "auto":
         return dtype
     import torch
