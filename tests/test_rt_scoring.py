@@ -83,11 +83,13 @@ def test_generation_after_a_cached_prompt_equals_a_cold_one(fp32_llm):
     prompt = [Message("user", HEAD + "1. THINK\nThought:")]
     llm.clear_prompt_cache()
     cold = llm.chat(prompt, temperature=0.0, max_tokens=16).text
-    llm.score_batch([([Message("user", HEAD + "1. THINK\nScore:")], ["0.5"])])
+    scored = [([Message("user", HEAD + "1. THINK\nScore:")], ["0.5", "1.0"])]
+    before = llm.score_batch(scored)
     hits = llm.prompt_cache.hits
     warm = llm.chat(prompt, temperature=0.0, max_tokens=16).text
     assert llm.prompt_cache.hits > hits
     assert warm == cold and warm
+    assert llm.score_batch(scored)[0] == pytest.approx(before[0], abs=1e-4)  # generating left the cached state as it was
 
 
 @pytest.mark.slow

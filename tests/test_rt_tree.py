@@ -309,3 +309,17 @@ def test_rt_method_reasons_over_an_empty_graph():
     reply = create_method("rt", Toolkit(llm=llm)).respond(Dialogue(), "Hello, who am I?")
     assert [n.label for n in reply.trace.nodes] == ["ROOT", "ANSWER"]
     assert reply.trace.nodes[0].detail["memory_facts"] == 0
+
+
+def test_prompted_policy_rejects_a_think_after_a_think():
+    llm = ScriptedLLM(replies=lambda m: "THINK: keep thinking" if "Next Action:" in m[-1].content else "score 0.6",
+                      scorer=lambda m, c: 0.0 if c == "ANSWER" else -5.0 * len(c))
+    view = MemoryView(pets_graph())
+    config = RTConfig(max_depth=3)
+    model = TreeModel(llm, view, config, strong=True)
+    result = ReasoningTree(view, model, config).search("Where is Rex?", [])
+    for state in result.states:
+        kinds = [s.action.kind for s in state.trajectory]
+        assert all(not (a == b == THINK) for a, b in zip(kinds, kinds[1:]))
+    assert [s.last.action.kind for s in result.states if s.depth == 2] == [ANSWER]  # the scored fall-back
+    assert result.states[1].last.text == "keep thinking"  # the policy wrote the thought itself

@@ -152,8 +152,9 @@ class TreeModel:
         out = []
         for i, (parent, acts) in enumerate(zip(parents, legal)):
             parsed = [parse_action(r.text, self.view) for r in replies[i * s : (i + 1) * s]]
-            kinds = {a.kind for a in acts}
-            valid = [a for a in parsed if a is not None and (a.kind in kinds or a.kind in (EXPAND, PATH)) and not parent.done(a.kind, a.entities)]
+            may_think = any(a.kind == THINK for a in acts)
+            valid = [a for a in parsed if a is not None and (may_think or a.kind != THINK)
+                     and not (a.kind in (EXPAND, PATH) and parent.done(a.kind, a.entities))]
             merged: dict[tuple, tuple[Action, int]] = {}
             for a in valid:
                 first, n = merged.get(a.key, (a, 0))
