@@ -7,7 +7,7 @@ import streamlit as st
 from core.dialogue import ASSISTANT, USER, Turn
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
-from ui import consistency, replies, resources, state
+from ui import consistency, replies, resources, state, streaming
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
 store = resources.default_store()
@@ -23,10 +23,14 @@ with st.sidebar:
     chosen = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
                           format_func=lambda i: "— new —" if i is None else titles[i])
     st.session_state[state.CONVERSATION] = chosen
+    max_tokens = st.number_input("Max reply tokens", min_value=16, max_value=2048, value=256, step=16, key=state.MAX_TOKENS,
+                                 help="Longer replies are cut here (the embedded model writes ~25-40 tokens/s on 2 cores).")
 
 st.title("Chat")
 st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settings().describe()}")
 
+if st.session_state.get("stop_reply"):
+    st.info("Reply stopped: that message and its partial reply were not saved.")
 cid = st.session_state[state.CONVERSATION]
 stored = store.turns(cid) if cid else []
 checks = consistency.judge_turns(cid, stored)  # each reply's NLI label and CS against the turns before it
@@ -71,22 +75,28 @@ if query := st.chat_input("Say something"):
         cid = store.create_conversation(title=query[:48], method=method_name)
         st.session_state[state.CONVERSATION] = cid
     dialogue = store.dialogue(cid)
-    try:
-        with st.spinner(f"{method_name} is thinking…"):
-            method = method_for(cid)
-            method.sync(dialogue)
-            reply = method.respond(dialogue, query)
-    except LLMError as err:
-        st.error(f"The LLM backend failed: {err}")
-        st.stop()
+    llm = state.current_llm()
+    with st.chat_message(ASSISTANT):
+        # A click reruns the page, which closes the stream and so cancels the generation.
+        st.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
+        if note := streaming.queue_note(llm, state.llm_settings().slots):
+            st.caption(note)
+        try:
+            with st.spinner(f"{method_name} is thinking…"):
+                method = method_for(cid)
+                method.sync(dialogue)
+            reply, streamed = streaming.stream_reply(method, dialogue, query, int(max_tokens))
+        except LLMError as err:
+            st.error(f"The LLM backend failed: {err}")
+            st.stop()
+        if not streamed:
+            st.markdown(reply.text)
+        replies.render_details(reply, key=f"{cid}:new")
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
     store.add_turn(cid, user_turn)
     store.add_turn(cid, bot_turn, reply)
-    # The reply goes on screen first; memory maintenance and saving happen while it is read.
-    with st.chat_message(ASSISTANT):
-        st.markdown(reply.text)
-        replies.render_details(reply, key=f"{cid}:new")
+    # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)
     method.observe(bot_turn)
     with st.spinner("Updating memory…"):
