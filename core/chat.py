@@ -1,8 +1,9 @@
 """Headless chat for scripted studies, behind `python -m core chat --method M [--script FILE]`.
 
 A script is JSONL: `{"user": "..."}` per user turn; `{"new_dialogue": true}` starts a fresh
-conversation (new memory). Each reply becomes one JSON record with the method's evidence, so a
-study's transcript can be read back and scored.
+conversation (new memory). A turn may carry `"expect": ["Lisbon", ...]`: the reply counts as
+correct when it contains one of them (case-insensitive). Each reply becomes one JSON record with
+the method's evidence, so a study's transcript can be read back and scored.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class ScriptError(ValueError):
 class ScriptStep:
     user: str = ""  # the user's message; "" for a new-dialogue marker
     new_dialogue: bool = False
+    expect: tuple[str, ...] = ()  # any of these in the reply makes it correct
 
 
 def read_script(path: str | Path) -> list[ScriptStep]:
@@ -42,7 +44,11 @@ def read_script(path: str | Path) -> list[ScriptStep]:
         if record.get("new_dialogue"):
             steps.append(ScriptStep(new_dialogue=True))
         elif isinstance(record.get("user"), str) and record["user"].strip():
-            steps.append(ScriptStep(user=record["user"]))
+            expect = record.get("expect", [])
+            expect = [expect] if isinstance(expect, str) else expect
+            if not isinstance(expect, list) or not all(isinstance(e, str) and e.strip() for e in expect):
+                raise ScriptError(f"{path}:{number}: \"expect\" must be a string or a list of non-empty strings")
+            steps.append(ScriptStep(user=record["user"], expect=tuple(expect)))
         else:
             raise ScriptError(f"{path}:{number}: needs a non-empty \"user\" string or \"new_dialogue\": true")
     return steps
@@ -105,4 +111,24 @@ def run_script(session: ChatSession, steps: list[ScriptStep]) -> Iterator[dict]:
                 session.new_dialogue()
             continue
         started = True
-        yield session.send(step.user)
+        record = session.send(step.user)
+        if step.expect:
+            record["expected"] = list(step.expect)
+            record["correct"] = any(e.lower() in record["reply"].lower() for e in step.expect)
+        yield record
+
+
+def summarise(records: list[dict]) -> dict:
+    """Reply time over all replies; accuracy over the replies that had an expected answer."""
+    import numpy as np
+
+    seconds = np.array([r["seconds"] for r in records], dtype=float)
+    judged = [r["correct"] for r in records if "correct" in r]
+    return {
+        "replies": len(records),
+        "median_s": round(float(np.median(seconds)), 3) if len(seconds) else None,
+        "p95_s": round(float(np.percentile(seconds, 95)), 3) if len(seconds) else None,
+        "questions": len(judged),
+        "correct": int(sum(judged)),
+        "accuracy": round(sum(judged) / len(judged), 3) if judged else None,
+    }

@@ -142,6 +142,14 @@ def _measure_speed(settings: LLMSettings) -> int:
     for _ in range(3):
         c = llm.chat(prompt, temperature=0.0, max_tokens=128)
         rates.append(c.completion_tokens / c.seconds)
+    firsts = []
+    for i in range(3):  # what a Chat user waits before the reply starts to appear (a fresh prompt each time)
+        t1 = time.perf_counter()
+        pieces = llm.stream(f"{i}. Hi, my name is Alice and I live in Lisbon. Where do I live?", temperature=0.0, max_tokens=16)
+        next(iter(pieces), None)
+        firsts.append(time.perf_counter() - t1)
+        pieces.close()
+    print(f"first streamed piece: {sorted(firsts)[1]:.2f} s (median of 3, a 30-token prompt not seen before)")
     batch = llm.chat_batch([prompt] * 4, temperature=0.0, max_tokens=64)
     batch_rate = sum(c.completion_tokens for c in batch) / batch[0].seconds
     print(f"decode: {sorted(rates)[1]:.1f} tokens/s (median of 3, 128 new tokens, greedy); batch of 4: {batch_rate:.1f} tokens/s")
@@ -242,7 +250,7 @@ def _add_chat(sub) -> None:
 
 
 def _run_chat(args) -> int:
-    from core.chat import ChatSession, ScriptError, read_script, run_script
+    from core.chat import ChatSession, ScriptError, read_script, run_script, summarise
     from core.llm import LLMError
 
     try:
@@ -256,13 +264,16 @@ def _run_chat(args) -> int:
         if steps is None:
             return _interactive(session)
         out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+        records = []
         try:
             for record in run_script(session, steps):
+                records.append(record)
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 out.flush()
         finally:
             if out is not sys.stdout:
                 out.close()
+        print(json.dumps({"method": args.method, "model": session.tools.llm.name, **summarise(records)}), file=sys.stderr)
     except (LLMError, paths.MissingResource) as err:
         print(f"the LLM failed: {err}", file=sys.stderr)
         return 1

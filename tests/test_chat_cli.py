@@ -46,6 +46,20 @@ def test_two_dialogues_keep_their_own_memory(tmp_path):
     assert all(r["method"] == "base" and r["model"] == "scripted" and r["seconds"] >= 0 for r in records)
 
 
+def test_expected_answers_are_scored_and_summarised(tmp_path):
+    from core.chat import summarise
+
+    steps = read_script(_write(tmp_path, [{"user": "I live in Lisbon."}, {"user": "Where?", "expect": ["lisbon", "Portugal"]},
+                                          {"new_dialogue": True}, {"user": "Cats?", "expect": "two"}]))
+    session = ChatSession("base", Toolkit(llm=ScriptedLLM(["Noted.", "You live in Lisbon.", "You have three cats."])))
+    records = list(run_script(session, steps))
+    assert [r.get("correct") for r in records] == [None, True, False]
+    summary = summarise(records)
+    assert summary["questions"] == 2 and summary["correct"] == 1 and summary["accuracy"] == 0.5 and summary["replies"] == 3
+    with pytest.raises(ScriptError, match="expect"):
+        read_script(_write(tmp_path, [{"user": "Where?", "expect": [""]}]))
+
+
 def test_a_streamed_reply_arrives_in_pieces_that_make_the_reply():
     session = ChatSession("base", Toolkit(llm=ScriptedLLM(["Alice lives in Lisbon with two cats."])))
     pieces: list[str] = []
