@@ -105,3 +105,26 @@ def llm_settings_from(mapping) -> LLMSettings:
     if dtype not in ("auto", "float32", "bfloat16"):
         raise ValueError(f"WORKBENCH_LLM_DTYPE must be 'auto', 'float32' or 'bfloat16', not {dtype!r}")
     return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"), dtype=dtype)
+
+
+# Settings a user may keep between visits (the Store saves them per owner). The API key is not
+# among them: it stays in the session, the environment or secrets.toml, never in the database.
+PERSISTED_LLM_FIELDS = ("backend", "model", "base_url", "timeout_s", "strong", "dtype")
+
+
+def llm_settings_public(settings: LLMSettings) -> dict:
+    return {name: getattr(settings, name) for name in PERSISTED_LLM_FIELDS}
+
+
+def llm_settings_with_saved(base: LLMSettings, saved: dict) -> LLMSettings:
+    """`base` (from environment/secrets) with the fields a user saved; unknown keys are ignored and
+    a saved value of the wrong type is dropped, so an old or hand-edited row cannot break a page."""
+    changes = {}
+    for name in PERSISTED_LLM_FIELDS:
+        if name not in saved:
+            continue
+        value, current = saved[name], getattr(base, name)
+        if value is None or current is None or isinstance(value, type(current)) or (
+                isinstance(current, float) and isinstance(value, int)):
+            changes[name] = value
+    return replace(base, **changes)
