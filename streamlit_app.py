@@ -7,9 +7,10 @@ import streamlit as st
 from core.config import BACKENDS, LLMSettings
 from core.llm import LLMError
 from core.methods import METHODS, method_class
-from ui import state
+from ui import owner, safe, state
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+owner.sidebar(owner.current_owner())
 st.title("Dialogue memory workbench")
 st.markdown(
     """
@@ -24,7 +25,7 @@ st.table([{"method": name, "what it does": method_class(name).description} for n
 
 st.subheader("LLM backend")
 settings = state.llm_settings()
-st.write(f"Active: **{settings.describe()}**" + (" · API key set" if settings.api_key else ""))
+st.write(f"Active: **{safe.literal(settings.describe())}**" + (" · API key set" if settings.api_key else ""))
 if settings.backend in ("local", "transformers"):
     st.info(
         "The embedded model runs here, offline: by default Qwen2.5-Coder-0.5B-Instruct under llama.cpp "

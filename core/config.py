@@ -122,3 +122,26 @@ def llm_settings_from(mapping) -> LLMSettings:
         raise ValueError(f"WORKBENCH_LLM_THREADS must be a whole number (0 = all cores), not {threads!r}")
     return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"), dtype=dtype,
                        threads=int(threads))
+
+
+# Settings a user may keep between visits (the Store saves them per owner). The API key is not
+# among them: it stays in the session, the environment or secrets.toml, never in the database.
+PERSISTED_LLM_FIELDS = ("backend", "model", "base_url", "timeout_s", "strong", "dtype", "threads")
+
+
+def llm_settings_public(settings: LLMSettings) -> dict:
+    return {name: getattr(settings, name) for name in PERSISTED_LLM_FIELDS}
+
+
+def llm_settings_with_saved(base: LLMSettings, saved: dict) -> LLMSettings:
+    """`base` (from environment/secrets) with the fields a user saved; unknown keys are ignored and
+    a saved value of the wrong type is dropped, so an old or hand-edited row cannot break a page."""
+    changes = {}
+    for name in PERSISTED_LLM_FIELDS:
+        if name not in saved:
+            continue
+        value, current = saved[name], getattr(base, name)
+        if value is None or current is None or isinstance(value, type(current)) or (
+                isinstance(current, float) and isinstance(value, int)):
+            changes[name] = value
+    return replace(base, **changes)

@@ -15,6 +15,7 @@ import streamlit as st
 
 from core.dialogue import Dialogue, Reply
 from core.methods import Method, ReplyStream
+from ui import safe
 
 _DONE = object()
 
@@ -39,7 +40,7 @@ def stream_reply(method: Method, dialogue: Dialogue, query: str, max_tokens: int
     def written():
         try:
             while (piece := pieces.get()) is not _DONE:
-                yield piece
+                yield safe.literal(piece)  # model text as text, piece by piece (the escape is per character)
         finally:
             stream.cancel.set()
 
