@@ -19,7 +19,8 @@ from core.data.locomo import load_locomo
 from core.data.longmemeval import load_longmemeval
 from core.dialogue import Dialogue, Evidence
 from core.paths import SHARED_DIR
-from core.retrieval import RetrieverContext, make_retriever, uses_llm
+from core.methods.retrievers import make_retriever, uses_llm
+from core.retrieval import RetrieverContext
 from core.retrieval.base import Retriever
 from core.retrieval.cache import CachedEmbedder
 from ui import resources, runs, state
