@@ -7,9 +7,10 @@ import streamlit as st
 from core.dialogue import ASSISTANT, USER, Turn
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
-from ui import consistency, replies, resources, state
+from ui import consistency, replies, resources, state, warmup
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 
 with st.sidebar:

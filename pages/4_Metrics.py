@@ -13,9 +13,10 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
-from ui import runs, state
+from ui import runs, state, warmup
 
 st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 st.title("Consistency metrics")
 st.caption(
     "D-SMART's NLI metrics: **CS** = ((P_E − P_C) + 1) / 2 of each reply against its dialogue history, **DER** = share of "

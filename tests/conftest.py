@@ -9,6 +9,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# No background warm-up of real models in AppTests (tests/test_warmup.py starts it where it is the point).
+os.environ.setdefault("WORKBENCH_WARMUP", "0")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -81,6 +83,7 @@ def app_server(tmp_path_factory):
     db = tmp_path_factory.mktemp("app") / "app.sqlite3"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_LLM", "OPENAI_"))}
     env["WORKBENCH_DB"] = str(db)
+    env["WORKBENCH_WARMUP"] = "1"  # the real app warms up in the background, as under `make run`
     log = open(tmp_path_factory.mktemp("applog") / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "streamlit_app.py"), "--server.port", str(port),
