@@ -107,7 +107,7 @@ class SGMemRetriever(Retriever):
 
     def search(self, query: str, k: int | None = None) -> SGMemHits:
         c = self.config
-        k = c.top_k if k is None else k
+        k = c.top_k if k is None else max(k, 0)  # a negative k would slice from the end
         q = self.embedder.encode([query])
         if not len(self.graph):
             return SGMemHits((), (), {}, (), (), tuple(self.memory.search(q, k, c.epsilon)))
