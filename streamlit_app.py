@@ -7,9 +7,10 @@ import streamlit as st
 from core.config import BACKENDS, LLMSettings
 from core.llm import LLMError
 from core.methods import METHODS, method_class
-from ui import owner, safe, state
+from ui import owner, safe, state, warmup
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+warm = warmup.start()  # the shared models load in the background while the visitor reads this page
 owner.sidebar(owner.current_owner())
 st.title("Dialogue memory workbench")
 st.markdown(
@@ -22,6 +23,8 @@ KG-triple augmentation. Use the pages in the sidebar.
 )
 st.subheader("Methods available")
 st.table([{"method": name, "what it does": method_class(name).description} for name in METHODS])
+
+warmup.render_status(warm)
 
 st.subheader("LLM backend")
 settings = state.llm_settings()

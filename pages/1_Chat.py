@@ -9,9 +9,10 @@ from core.limits import MAX_MESSAGE_CHARS, InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
 from core.paths import MissingResource
-from ui import consistency, conversations, owner, replies, resources, safe, state, streaming
+from ui import consistency, conversations, owner, replies, resources, safe, state, streaming, warmup
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()
 owner.sidebar(me)
