@@ -93,6 +93,10 @@ def app_server(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_LLM", "OPENAI_"))}
     env["WORKBENCH_DB"] = str(db)
     env["WORKBENCH_WARMUP"] = "1"  # the real app warms up in the background, as under `make run`
+    # The browser tests drive the pages: the same embedded llama.cpp runtime serves them, with the
+    # 135M model so that a reply (and a D-SMART tree) takes seconds on 2 cores. The 0.5B default is
+    # tested by tests/test_llamacpp.py and the `chat` command's tests.
+    env["WORKBENCH_LLM_MODEL"] = "small"
     log = open(tmp_path_factory.mktemp("applog") / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "streamlit_app.py"), "--server.port", str(port),
