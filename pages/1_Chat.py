@@ -30,6 +30,9 @@ with st.sidebar:
 st.title("Chat")
 st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settings().describe()}")
 
+NOTICE = "chat_notice"  # a note about the last message that must survive the rerun after its reply
+if notice := st.session_state.pop(NOTICE, None):
+    st.info(notice)
 cid = st.session_state[state.CONVERSATION]
 read_only = cid is not None and infos[cid].read_only
 if read_only:
@@ -41,7 +44,13 @@ total = infos[cid].turns if cid else 0
 start = conversations.window_start(total, key=cid or "")
 context_from = max(0, start - conversations.NLI_CONTEXT_TURNS)
 stored = store.turns(cid, owner=me, start=context_from, limit=start - context_from + conversations.HISTORY_WINDOW) if cid else []
-checks = consistency.judge_turns(cid, stored, judge_from=start)  # each reply's NLI label and CS against the turns before it
+# Each reply's NLI label and CS against the turns before it: computed unasked for the latest
+# replies (as the conversation grows), on request for an earlier window (25 replies cost seconds).
+judge_from = max(start, total - conversations.NLI_AUTO_TURNS)
+earlier = [s for s in stored if start <= s.index < judge_from]
+if consistency.unjudged(cid, earlier, start) and st.button("Check the consistency of the replies shown", key=f"judge:{cid}:{start}"):
+    judge_from = start
+checks = consistency.judge_turns(cid, stored, show_from=start, judge_from=judge_from)
 for s in stored[start - context_from:]:
     with st.chat_message(s.turn.role):
         st.markdown(safe.literal(s.turn.text))  # user and model text as text: no HTML, images or links
@@ -51,9 +60,10 @@ for s in stored[start - context_from:]:
 
 
 def method_for(cid: str):
-    """This user's instance of the method for this conversation, caught up with its turns."""
+    """This user's instance of the method for this conversation, caught up with its turns; rebuilt
+    (from the saved memory) when the backend settings changed, so a new timeout or endpoint applies."""
     key = f"method:{cid}:{method_name}"
-    if key not in st.session_state:
+    if key not in st.session_state or st.session_state[key].tools.llm is not state.current_llm():
         method = create_method(method_name, state.toolkit())
         saved = store.get_artifact(cid, artifact_kind(), owner=me)
         if saved is not None:
@@ -79,8 +89,10 @@ def save_memory(cid: str, method) -> None:
 query = st.chat_input(f"Say something (at most {MAX_MESSAGE_CHARS:,} characters)", max_chars=MAX_MESSAGE_CHARS,
                       disabled=read_only)
 if query is not None:
+    if len(query) >= MAX_MESSAGE_CHARS:  # the box (and Streamlit, for other clients) cuts longer input; kept over the rerun
+        st.session_state[NOTICE] = f"The message reached the limit of {MAX_MESSAGE_CHARS:,} characters; anything longer was cut there."
     try:
-        query = clean_message(query)  # core checks the bound too: the box's limit is only the browser's
+        query = clean_message(query)  # core checks the bound too, for callers other than this box
     except InvalidMessage as err:
         st.warning(f"Not sent. {err}")
         query = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.methods.dsmart import rdf_import
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
 from ui import conversations, graphs, owner, resources, state
@@ -125,10 +126,12 @@ with tab_export:
     c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
     if read_only:
         st.caption("Import is off: this is a shared demo conversation (read-only).")
-    upload = None if read_only else st.file_uploader("Import a Turtle file into this memory", type=["ttl", "turtle"])
+    upload = None if read_only else st.file_uploader(
+        "Import RDF into this memory (Turtle, N-Triples, TriG, JSON-LD)", type=[t.lstrip(".") for t in rdf_import.FORMATS])
     if upload is not None and st.button("Import"):
-        try:
-            record = memory.import_turtle(upload.getvalue().decode("utf-8", errors="replace"))
+        try:  # the whole file is checked before the memory changes
+            fragment = rdf_import.parse_rdf(upload.getvalue(), upload.name)
+            record = memory.import_turtle(fragment.serialize(format="nt"))
         except ValueError as err:
             st.error(f"Nothing imported: {err}")
         else:

@@ -51,7 +51,11 @@ with st.expander("Start a small run (MT-Bench-101, golden context)"):
         elif not methods:
             st.error("Pick at least one method.")
         else:
-            dialogues = stratified(load_mtbench(path), int(limit))
+            try:
+                dialogues = stratified(load_mtbench(path), int(limit))
+            except (OSError, ValueError) as err:  # the loader names the file, the line and the problem
+                st.error(f"Cannot use {path.name}: {err}")
+                st.stop()
             out = root / f"mtbench-{time.strftime('%Y%m%d-%H%M%S')}"
             needs_llm = any(m != "golden" for m in methods)
             tools = state.toolkit() if needs_llm else None  # built here: the worker thread never touches Streamlit

@@ -2,10 +2,10 @@
 way a real endpoint would, or fails the way real ones do (hangs, 401, 429, 500, malformed JSON).
 
     with LLMStub() as stub:            # stub.url is the base URL, e.g. http://127.0.0.1:PORT/v1
-        stub.mode = "hang"             # "ok" | "hang" | "401" | "429" | "500" | "bad-json" | "empty"
+        stub.mode = "hang"             # "ok" | "hang" | "401" | "403" | "429" | "500" | "bad-json" | "empty"
         ...
         stub.requests                  # the JSON bodies received, in order
-        stub.headers                   # the request headers, in order (to check which key was sent)
+        stub.headers                   # the request headers (lower-case names), in order
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class LLMStub:
                 except json.JSONDecodeError:
                     body = {}
                 stub.requests.append(body)
-                stub.headers.append(dict(self.headers))
+                stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                 stub.in_flight.set()
                 try:
                     stub._answer(self, body)
@@ -63,9 +63,13 @@ class LLMStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._handler = Handler
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address) -> None:  # a client that gave up (timeout): expected
+                pass
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def _answer(self, h, body: dict) -> None:
@@ -73,8 +77,11 @@ class LLMStub:
         if mode == "hang":
             self._release.wait(self.hang_s)
             return h._send(200, _completion(body, "late"))
-        if mode in ("401", "429", "500"):
-            message = {"401": "Incorrect API key provided", "429": "Rate limit reached", "500": "internal error"}[mode]
+        if mode in ("401", "403", "429", "500"):
+            message = {"401": "Incorrect API key provided", "403": "Forbidden", "429": "Rate limit reached",
+                       "500": "internal error"}[mode]
+            # like some proxies, echo the credentials the request carried
+            message += f" (request had {h.headers.get('Authorization', 'no key')})"
             return h._send(int(mode), {"error": {"message": message, "type": "stub", "code": mode}})
         if mode == "bad-json":
             return h._send(200, None, raw=b'{"id": "x", "choices": [ {"message": ')

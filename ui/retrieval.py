@@ -48,6 +48,22 @@ def longmemeval(path: str):
     return load_longmemeval(path)
 
 
+def read_data_file(loader, path: str) -> list:
+    """What `loader` reads from `path`, or [] with a message in the page when the file is missing,
+    unreadable or malformed (the loaders raise ValueError naming the file and the problem)."""
+    if not Path(path).is_file():
+        st.warning(f"No file at {path}")
+        return []
+    try:
+        items = loader(path)
+    except (OSError, ValueError) as err:
+        st.error(f"Cannot use {Path(path).name}: {err}")
+        return []
+    if not items:
+        st.warning(f"{Path(path).name} holds no conversations")
+    return items
+
+
 @st.cache_resource(show_spinner=False)
 def cached_embedder():
     """The shared embedder behind the on-disk embedding cache (model outputs only: read-only)."""

@@ -18,5 +18,9 @@ def load_json_layout(path: str | Path, parse: Callable[[object], T], layout: str
         raise ValueError(f"{path} is not valid JSON: {err}") from err
     try:
         return parse(data)
-    except (KeyError, TypeError) as err:
+    except KeyError as err:
         raise ValueError(f"{path} is not in the {layout} layout (missing {err})") from err
+    except (TypeError, AttributeError) as err:  # a list where an object belongs, or the like
+        raise ValueError(f"{path} is not in the {layout} layout ({type(err).__name__}: {err})") from err
+    except ValueError as err:  # the parser's own complaint: say which file
+        raise ValueError(f"{path}: {err}") from err
