@@ -37,9 +37,9 @@ if st.button("Check that the backend answers"):
     with st.spinner("Asking the model…"):
         try:
             reply = state.current_llm().ping()
-            st.success(f"Answered in {reply.seconds:.2f} s: {reply.text!r}")
+            st.success(f"Answered in {reply.seconds:.2f} s: {safe.literal(repr(reply.text))}")
         except LLMError as err:
-            st.error(f"The backend does not answer: {err}")
+            st.error(f"The backend does not answer: {safe.literal(str(err))}")
 
 with st.form("backend"):
     backend = st.radio("Backend", ["local", "openai"], index=0 if settings.backend == "local" else 1, horizontal=True,

@@ -28,7 +28,7 @@ with st.sidebar:
     st.session_state[state.CONVERSATION] = chosen
 
 st.title("Chat")
-st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settings().describe()}")
+st.caption(f"{method_class(method_name).description}  ·  LLM: {safe.literal(state.llm_settings().describe())}")
 
 NOTICE = "chat_notice"  # a note about the last message that must survive the rerun after its reply
 if notice := st.session_state.pop(NOTICE, None):
@@ -113,7 +113,7 @@ if query:
         if created:  # no empty conversation left behind
             store.delete_conversation(cid, owner=me)
             st.session_state[state.CONVERSATION] = None
-        st.error(f"The LLM backend failed: {err}. Nothing was saved; your message is below to copy.")
+        st.error(f"The LLM backend failed: {safe.literal(str(err))}. Nothing was saved; your message is below to copy.")
         st.code(query, language=None)
         st.stop()
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))

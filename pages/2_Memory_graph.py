@@ -7,7 +7,7 @@ import streamlit as st
 from core.methods.dsmart import rdf_import
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
-from ui import conversations, graphs, owner, resources, state
+from ui import conversations, graphs, owner, resources, safe, state
 
 DSM_METHODS = ("dsm", "dsmart")
 
@@ -111,9 +111,9 @@ with tab_turn:
         st.markdown("**Stage timings (s)**")
         st.dataframe([{"stage": k, "seconds": round(v, 4)} for k, v in record.timings.items()], hide_index=True)
         if not record.consistent:
-            st.warning("The OWL-RL check reported: " + "; ".join(record.errors))
+            st.warning("The OWL-RL check reported: " + safe.literal("; ".join(record.errors)))
         for note in record.notes:
-            st.caption(note)
+            st.caption(safe.literal(note))  # notes quote model output
 
 with tab_triples:
     search = st.text_input("Search triples", key=f"memory_graph_search:{cid}")
@@ -133,7 +133,7 @@ with tab_export:
             fragment = rdf_import.parse_rdf(upload.getvalue(), upload.name)
             record = memory.import_turtle(fragment.serialize(format="nt"))
         except ValueError as err:
-            st.error(f"Nothing imported: {err}")
+            st.error(f"Nothing imported: {safe.literal(str(err))}")  # the reason quotes the file
         else:
             save_memory()
             st.success(f"Imported {len(record.facts_added)} facts; {len(record.pruned)} older facts pruned.")

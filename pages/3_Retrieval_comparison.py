@@ -126,15 +126,15 @@ with runs_tab:
     folders = chosen + ([extra] if extra.strip() else [])
     for folder in folders:
         if not (Path(folder) / "summary.json").is_file():
-            st.warning(f"No summary.json in {folder}")
+            st.warning(f"No summary.json in {safe.literal(folder)}")
             continue
         try:
             summary, items = read_run(folder)
             frame = ur.recall_frame(summary)
         except (OSError, ValueError, KeyError, TypeError) as err:  # a hand-edited or foreign summary.json
-            st.error(f"Cannot read the run in {folder}: {type(err).__name__}: {err}")
+            st.error(safe.literal(f"Cannot read the run in {folder}: {type(err).__name__}: {err}"))
             continue
-        st.subheader(f"{summary.get('benchmark', '?')} · {Path(str(summary.get('data', ''))).name} · {summary.get('code_version', '')}")
+        st.subheader(safe.literal(f"{summary.get('benchmark', '?')} · {Path(str(summary.get('data', ''))).name} · {summary.get('code_version', '')}"))
         st.dataframe(ur.summary_table(summary), hide_index=True)
         if not frame.empty:
             metric = st.selectbox("Metric", sorted(frame["metric"].unique()), key=f"metric:{folder}",

@@ -13,7 +13,7 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
-from ui import owner, runs, state
+from ui import owner, runs, safe, state
 
 st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
 owner.sidebar(owner.current_owner())  # runs are shared benchmark results, but sign-in applies here too
@@ -54,7 +54,7 @@ with st.expander("Start a small run (MT-Bench-101, golden context)"):
             try:
                 dialogues = stratified(load_mtbench(path), int(limit))
             except (OSError, ValueError) as err:  # the loader names the file, the line and the problem
-                st.error(f"Cannot use {path.name}: {err}")
+                st.error(safe.literal(f"Cannot use {path.name}: {err}"))
                 st.stop()
             out = root / f"mtbench-{time.strftime('%Y%m%d-%H%M%S')}"
             needs_llm = any(m != "golden" for m in methods)
@@ -67,7 +67,7 @@ with st.expander("Start a small run (MT-Bench-101, golden context)"):
             bar = st.progress(0.0, text="Running…")
             job.wait(lambda f: bar.progress(f, text=f"{f:.0%} of {job.total} turns"))
             if job.error is not None:
-                st.error(f"The run failed: {job.error}")
+                st.error(f"The run failed: {safe.literal(str(job.error))}")
             else:
                 st.success(f"Done: {out}")
                 st.session_state[RUNS_KEY] = [*st.session_state.get(RUNS_KEY, []), str(out)]

@@ -30,6 +30,7 @@ class LLMStub:
         self.hang_s = hang_s
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.gets: list[str] = []  # paths of GET requests
         self.in_flight = threading.Event()  # set while a request is being answered (for kill tests)
         self._release = threading.Event()
         stub = self
@@ -52,7 +53,8 @@ class LLMStub:
                 finally:
                     stub.in_flight.clear()
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:  # noqa: N802 (also records any other fetch: a tracking pixel must never come)
+                stub.gets.append(self.path)
                 self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
 
             def _send(self, status: int, payload, raw: bytes | None = None) -> None:

@@ -52,15 +52,15 @@ def read_data_file(loader, path: str) -> list:
     """What `loader` reads from `path`, or [] with a message in the page when the file is missing,
     unreadable or malformed (the loaders raise ValueError naming the file and the problem)."""
     if not Path(path).is_file():
-        st.warning(f"No file at {path}")
+        st.warning(f"No file at {safe.literal(path)}")
         return []
     try:
         items = loader(path)
     except (OSError, ValueError) as err:
-        st.error(f"Cannot use {Path(path).name}: {err}")
+        st.error(safe.literal(f"Cannot use {Path(path).name}: {err}"))
         return []
     if not items:
-        st.warning(f"{Path(path).name} holds no conversations")
+        st.warning(safe.literal(f"{Path(path).name} holds no conversations"))
     return items
 
 
