@@ -28,6 +28,8 @@ class LLMStub:
         self.mode = "ok"
         self.reply = reply  # body -> reply text, in mode "ok"
         self.hang_s = hang_s
+        self.hang_if = lambda body: False  # in mode "ok": hang on the requests this picks (e.g. memory prompts)
+        self.hanging = threading.Event()  # set once a request hangs (a test kills the app then)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.gets: list[str] = []  # paths of GET requests
@@ -76,7 +78,8 @@ class LLMStub:
 
     def _answer(self, h, body: dict) -> None:
         mode = self.mode
-        if mode == "hang":
+        if mode == "hang" or (mode == "ok" and self.hang_if(body)):
+            self.hanging.set()
             self._release.wait(self.hang_s)
             return h._send(200, _completion(body, "late"))
         if mode in ("401", "403", "429", "500"):

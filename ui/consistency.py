@@ -6,14 +6,12 @@ itself is the shared cached resource."""
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from core.metrics.nli import NLIJudgement, history_lines
 from core.paths import MissingResource
 from core.store import StoredTurn
-from ui import resources
+from ui import resources, safe
 
 _MEMO = "consistency_memo"  # session key: (conversation id, turn index, reply text) -> judgement
 _LABEL_COLOURS = {"entailment": "green", "neutral": "gray", "contradiction": "red"}
@@ -64,4 +62,4 @@ def render(judgement: NLIJudgement | None) -> None:
     st.caption(badge(judgement),
                help="CS = ((P_E - P_C) + 1) / 2 from the NLI model, the reply judged against the earlier turns "
                     f"(decisive chunk {judgement.chunk_index + 1} of {judgement.n_chunks}: "
-                    f"\"{html.escape(judgement.premise_chunk[:200])}\").")
+                    f"\"{safe.literal(judgement.premise_chunk[:200])}\").")  # tooltips render Markdown

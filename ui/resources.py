@@ -28,10 +28,11 @@ def embedder(name_or_path: str = ""):
 
 @st.cache_resource(show_spinner="Loading the NLI model…")
 def nli_scorer(name_or_path: str = ""):
-    """The shared NLI scorer (default: the project's trained model in assets/models)."""
+    """The shared NLI scorer: `name_or_path`, else WORKBENCH_NLI_MODEL, else the project's trained
+    model in assets/models."""
     from core.metrics.nli import load_nli
 
-    return load_nli(name_or_path)
+    return load_nli(name_or_path or os.environ.get("WORKBENCH_NLI_MODEL", ""))
 
 
 @st.cache_resource(show_spinner=False)
