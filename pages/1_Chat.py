@@ -9,9 +9,10 @@ from core.limits import MAX_MESSAGE_CHARS, InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
 from core.paths import MissingResource
-from ui import consistency, conversations, owner, replies, resources, safe, state
+from ui import consistency, conversations, owner, replies, resources, safe, state, streaming, warmup
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()
 owner.sidebar(me)
@@ -26,10 +27,14 @@ with st.sidebar:
     chosen = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
                           format_func=lambda i: "— new —" if i is None else conversations.label(infos[i]))
     st.session_state[state.CONVERSATION] = chosen
+    max_tokens = st.number_input("Max reply tokens", min_value=16, max_value=2048, value=256, step=16, key=state.MAX_TOKENS,
+                                 help="Longer replies are cut here (the embedded model writes ~25-40 tokens/s on 2 cores).")
 
 st.title("Chat")
 st.caption(f"{method_class(method_name).description}  ·  LLM: {safe.literal(state.llm_settings().describe())}")
 
+if st.session_state.get("stop_reply"):
+    st.info("Reply stopped: that message and its partial reply were not saved.")
 NOTICE = "chat_notice"  # a note about the last message that must survive the rerun after its reply
 if notice := st.session_state.pop(NOTICE, None):
     st.info(notice)
@@ -104,26 +109,32 @@ if query:
         cid = store.create_conversation(title=query[:48], method=method_name, owner=me)
         st.session_state[state.CONVERSATION] = cid
     dialogue = store.dialogue(cid, owner=me)
-    try:
-        with st.spinner(f"{method_name} is thinking…"):
-            method = method_for(cid)
-            method.sync(dialogue)
-            reply = method.respond(dialogue, query)
-    except (LLMError, MissingResource) as err:
-        if created:  # no empty conversation left behind
-            store.delete_conversation(cid, owner=me)
-            st.session_state[state.CONVERSATION] = None
-        st.error(f"The LLM backend failed: {safe.literal(str(err))}. Nothing was saved; your message is below to copy.")
-        st.code(query, language=None)
-        st.stop()
+    llm = state.current_llm()
+    with st.chat_message(ASSISTANT):
+        # A click reruns the page, which closes the stream and so cancels the generation.
+        st.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
+        if note := streaming.queue_note(llm, state.llm_settings().slots):
+            st.caption(note)
+        try:
+            with st.spinner(f"{method_name} is thinking…"):
+                method = method_for(cid)
+                method.sync(dialogue)
+            reply, streamed = streaming.stream_reply(method, dialogue, query, int(max_tokens))
+        except (LLMError, MissingResource) as err:
+            if created:  # no empty conversation left behind
+                store.delete_conversation(cid, owner=me)
+                st.session_state[state.CONVERSATION] = None
+            st.error(f"The LLM backend failed: {safe.literal(str(err))}. Nothing was saved; your message is below to copy.")
+            st.code(query, language=None)
+            st.stop()
+        if not streamed:
+            st.markdown(safe.literal(reply.text))
+        replies.render_details(reply, key=f"{cid}:new")
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
     store.add_turn(cid, user_turn, owner=me)
     store.add_turn(cid, bot_turn, reply, owner=me)
-    # The reply goes on screen first; memory maintenance and saving happen while it is read.
-    with st.chat_message(ASSISTANT):
-        st.markdown(safe.literal(reply.text))
-        replies.render_details(reply, key=f"{cid}:new")
+    # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)
     method.observe(bot_turn)
     with st.spinner("Updating memory…"):

@@ -7,11 +7,12 @@ import streamlit as st
 from core.methods.dsmart import rdf_import
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
-from ui import conversations, graphs, owner, resources, safe, state
+from ui import conversations, graphs, owner, resources, safe, state, warmup
 
 DSM_METHODS = ("dsm", "dsmart")
 
 st.set_page_config(page_title="Memory graph", page_icon="🕸️", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()
 owner.sidebar(me)

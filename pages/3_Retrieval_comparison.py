@@ -13,10 +13,11 @@ import streamlit.components.v1 as components
 
 from core.eval import read_run
 from core.methods.sgmem.config import DATASET_DEFAULTS
-from ui import conversations, owner, resources, runs, safe
+from ui import conversations, owner, resources, runs, safe, warmup
 from ui import retrieval as ur
 
 st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 me = owner.current_owner()
 owner.sidebar(me)
 st.title("Retrieval comparison")
@@ -82,6 +83,8 @@ with compare_tab:
                 max_sentences=st.slider("n: max sentence nodes", 5, 30, base.max_sentences),
                 gamma=st.select_slider("γ: threshold on cosine + 1", [1.0, 1.1, 1.2, 1.3, 1.5], base.gamma),
             )
+        if dialogue is not None:
+            ur.prefetch(key, dialogue, methods, config)  # index while the query is typed
         run = st.button("Retrieve", type="primary", disabled=dialogue is None or not query.text or not methods)
 
     with right:

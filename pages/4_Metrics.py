@@ -13,9 +13,10 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
-from ui import owner, runs, safe, state
+from ui import owner, runs, safe, state, warmup
 
 st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 owner.sidebar(owner.current_owner())  # runs are shared benchmark results, but sign-in applies here too
 st.title("Consistency metrics")
 st.caption(

@@ -27,7 +27,7 @@ def test_home_shows_methods_and_active_backend(app_env):
     at = AppTest.from_file(HOME, default_timeout=60).run()
     assert not at.exception
     assert at.title[0].value == "Dialogue memory workbench"
-    assert "local transformers" in _all_text(at)
+    assert "embedded llama" in _all_text(at)
     assert "rag" in at.table[0].value.to_string()
 
 

@@ -16,6 +16,7 @@ LLM_SETTINGS = "llm_settings"
 REMOTE_LLM = "remote_llm"  # (settings, client) of this user's endpoint, if any
 CONVERSATION = "conversation_id"
 METHOD = "method"
+MAX_TOKENS = "max_reply_tokens"
 
 
 def _secrets() -> dict:
@@ -43,10 +44,11 @@ def set_llm_settings(settings: LLMSettings) -> None:
 
 
 def current_llm() -> LLM:
-    """The local model is shared (cached resource); an endpoint client is per user."""
+    """The embedded model is shared (cached resource); an endpoint client is per user."""
     settings = llm_settings()
-    if settings.backend == "local":
-        return resources.local_llm(settings.model, settings.dtype)
+    if settings.backend in ("local", "transformers"):
+        return resources.embedded_llm(LLMSettings(backend=settings.backend, model=settings.model, dtype=settings.dtype,
+                                                  threads=settings.threads, n_ctx=settings.n_ctx, slots=settings.slots))
     cached = st.session_state.get(REMOTE_LLM)
     if cached is None or cached[0] != settings:
         cached = (settings, make_llm(settings))

@@ -22,13 +22,12 @@ Long premises (a dialogue history) do not fit a cross-encoder trained on short p
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from core.paths import DEFAULT_NLI_MODEL_DIR, MissingResource
+from core.resources import load_once
 from core.text import split_sentences
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
@@ -40,9 +39,6 @@ _LABEL_ALIASES = {
     "contradiction": CONTRADICTION, "contradict": CONTRADICTION, "contradicts": CONTRADICTION,
     "contradictory": CONTRADICTION,
 }
-
-_load_lock = threading.Lock()
-
 
 @dataclass(frozen=True)
 class NLISettings:
@@ -229,11 +225,10 @@ class NLIScorer:
         return text[:end], True
 
 
-@lru_cache(maxsize=2)
+@load_once
 def load_nli(name_or_path: str = "", device: str = "cpu") -> NLIScorer:
     """The shared NLI scorer (default: the trained model in assets/models/nli-minilm-l6)."""
-    with _load_lock:
-        return NLIScorer(name_or_path, NLISettings(model=name_or_path, device=device))
+    return NLIScorer(name_or_path, NLISettings(model=name_or_path, device=device))
 
 
 def history_lines(turns) -> list[str]:

@@ -29,7 +29,7 @@ from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.statement import StatementMaker
-from core.methods.dsmart.vocab import DSM, bind_prefixes, turn_graph
+from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
 
 FORMAT = "dsm-memory/1"
 Triple = tuple
@@ -218,9 +218,9 @@ class DynamicStructuredMemory:
     def import_turtle(self, text: str, turn_index: int | None = None) -> TurnRecord:
         """Merge a Turtle document as one record; malformed input raises ValueError, changes nothing."""
         try:
-            fragment = Graph().parse(data=text, format="turtle")
-        except (SyntaxError, ValueError) as err:
-            raise ValueError(f"not valid Turtle: {str(err).splitlines()[0][:300]}") from err
+            fragment = parse_rdf(text, "turtle")
+        except ValueError as err:
+            raise ValueError(f"not valid Turtle: {str(err).removeprefix('not valid turtle: ')}") from err
         with self._lock:
             index = len(self._records) if turn_index is None else turn_index
             found = cf.functional_conflicts(self._graph, fragment)
@@ -269,8 +269,11 @@ class DynamicStructuredMemory:
             raise ValueError(f"not a saved DSM memory: {err}") from err
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise ValueError(f"not a saved DSM memory (expected format {FORMAT!r})")
-        records = [record_from_dict(r) for r in payload["records"]]
-        graph = bind_prefixes(Graph()).parse(data=payload["graph"], format="nt") if payload["graph"].strip() else bind_prefixes(Graph())
+        try:
+            records = [record_from_dict(r) for r in payload["records"]]
+            graph = parse_rdf(payload["graph"], "nt", bind_prefixes(Graph()))
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError) as err:  # missing, mistyped, not N-Triples
+            raise ValueError(f"not a saved DSM memory (malformed {type(err).__name__}: {err})") from err
         self.wait()
         with self._lock:
             self._records = records
@@ -313,7 +316,7 @@ def _nt(triple: Triple) -> str:
 def _parse_nt(lines: list[str]) -> list[Triple]:
     if not lines:
         return []
-    return list(Graph().parse(data="\n".join(lines) + "\n", format="nt"))
+    return list(parse_rdf("\n".join(lines) + "\n", "nt"))
 
 
 def record_to_dict(r: TurnRecord) -> dict:

@@ -12,7 +12,8 @@ import json
 from pathlib import PurePath
 
 from rdflib import Dataset, Graph, URIRef
-from rdflib.exceptions import Error as RDFLibError
+
+from core.methods.dsmart import vocab
 
 MAX_IMPORT_BYTES = 5_000_000
 FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt", ".trig": "trig", ".jsonld": "json-ld", ".json": "json-ld"}
@@ -40,16 +41,13 @@ def parse_rdf(data: bytes, filename: str) -> Graph:
         _check_jsonld(text, filename)
     try:
         if fmt == "trig":
-            ds = Dataset()
-            ds.parse(data=text, format="trig")
-            graph = _from_dataset(ds)
+            graph = _from_dataset(vocab.parse_rdf(text, "trig", Dataset()))
         else:
-            graph = Graph().parse(data=text, format=fmt)
-    # rdflib reports bad input as SyntaxError (Turtle, TriG), its own Error (N-Triples), and
-    # ValueError/TypeError/KeyError from the JSON-LD processor on documents of the wrong shape.
-    except (SyntaxError, RDFLibError, ValueError, TypeError, KeyError) as err:
-        detail = " ".join(str(err).split())[:300]
-        raise ValueError(f"{filename!r} is not valid {fmt}: {detail}") from err
+            graph = vocab.parse_rdf(text, fmt)
+    except ValueError as err:  # vocab.parse_rdf: whatever rdflib raised for malformed input
+        raise ValueError(f"{filename!r} is {err}") from err
+    except (TypeError, KeyError) as err:  # the JSON-LD processor on a document of the wrong shape
+        raise ValueError(f"{filename!r} is not valid {fmt}: {' '.join(str(err).split())[:300]}") from err
     if not len(graph):
         raise ValueError(f"{filename!r} holds no triples")
     return graph

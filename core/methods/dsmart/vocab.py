@@ -17,6 +17,7 @@ import unicodedata
 from functools import lru_cache
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
+from rdflib.exceptions import ParserError
 from rdflib.namespace import DefinedNamespace
 
 BASE = "http://dialogue-workbench.org/dsm#"
@@ -133,6 +134,25 @@ def bind_prefixes(graph: Graph) -> Graph:
     graph.bind("owl", OWL)
     graph.bind("xsd", XSD)
     return graph
+
+
+# rdflib's parsers raise BadSyntax (a SyntaxError), ParserError or ValueError for most malformed
+# input, but IndexError or AssertionError for some truncated input (a lone `0`, `"0`, `@`): all
+# mean the same.
+_RDFLIB_PARSE_ERRORS = (SyntaxError, ParserError, ValueError, IndexError, AssertionError)
+
+
+def parse_rdf(text: str, format: str = "turtle", graph: Graph | None = None) -> Graph:
+    """`text` parsed into `graph` (a new one by default); ValueError with rdflib's first line when
+    it is not valid `format`, whatever rdflib raised. Empty text is an empty graph."""
+    graph = graph if graph is not None else Graph()
+    if not text.strip():
+        return graph  # rdflib takes data="" for no data at all and refuses it
+    try:
+        return graph.parse(data=text, format=format)
+    except _RDFLIB_PARSE_ERRORS as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+        raise ValueError(f"not valid {format}: {first}") from err
 
 
 @lru_cache(maxsize=1)
