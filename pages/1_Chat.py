@@ -109,13 +109,13 @@ if query:
         cid = store.create_conversation(title=query[:48], method=method_name, owner=me)
         st.session_state[state.CONVERSATION] = cid
     dialogue = store.dialogue(cid, owner=me)
-    llm = state.current_llm()
     with st.chat_message(ASSISTANT):
         # A click reruns the page, which closes the stream and so cancels the generation.
         st.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
-        if note := streaming.queue_note(llm, state.llm_settings().slots):
-            st.caption(note)
         try:
+            llm = state.current_llm()  # loading it can fail: a missing or corrupt model file
+            if note := streaming.queue_note(llm, state.llm_settings().slots):
+                st.caption(note)
             with st.spinner(f"{method_name} is thinking…"):
                 method = method_for(cid)
                 method.sync(dialogue)

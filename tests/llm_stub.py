@@ -88,10 +88,18 @@ class LLMStub:
             # like some proxies, echo the credentials the request carried
             message += f" (request had {h.headers.get('Authorization', 'no key')})"
             return h._send(int(mode), {"error": {"message": message, "type": "stub", "code": mode}})
+        streaming = bool(body.get("stream"))
         if mode == "bad-json":
+            if streaming:
+                return _send_events(h, ['{"id": "x", "choices": [ {"delta": '])
             return h._send(200, None, raw=b'{"id": "x", "choices": [ {"message": ')
         if mode == "empty":
+            if streaming:
+                return _send_events(h, [])
             return h._send(200, {"id": "x", "object": "chat.completion", "choices": [], "model": "stub"})
+        if streaming:  # server-sent events, a few characters per chunk (a key may be split across them)
+            text = self.reply(body)
+            return _send_events(h, [json.dumps(_chunk(text[i:i + 5])) for i in range(0, len(text), 5)] + [json.dumps(_chunk(None, "stop"))])
         return h._send(200, _completion(body, self.reply(body)))
 
     def release(self) -> None:
@@ -114,3 +122,19 @@ def _completion(body: dict, text: str) -> dict:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def _chunk(text: str | None, finish: str | None = None) -> dict:
+    delta = {"content": text} if text is not None else {}
+    return {"id": "stub-chunk", "object": "chat.completion.chunk", "created": int(time.time()), "model": "stub",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def _send_events(h, events: list[str]) -> None:
+    data = "".join(f"data: {e}\n\n" for e in events) + "data: [DONE]\n\n"
+    raw = data.encode()
+    h.send_response(200)
+    h.send_header("Content-Type", "text/event-stream")
+    h.send_header("Content-Length", str(len(raw)))
+    h.end_headers()
+    h.wfile.write(raw)

@@ -121,6 +121,26 @@ def test_endpoint_failures_raise_clear_llm_errors(mode):
         assert time.perf_counter() - t0 < 5  # the timeout from the settings holds
 
 
+STREAM_FAILURES = {**FAILURES, "empty": "streamed no reply"}
+
+
+@pytest.mark.parametrize("mode", sorted(STREAM_FAILURES))
+def test_streamed_replies_fail_as_clearly(mode):
+    with LLMStub(hang_s=10) as stub:
+        stub.mode = mode
+        llm = make_llm(LLMSettings(backend="openai", model="m", base_url=stub.url, api_key="sk-x", timeout_s=1, max_retries=0))
+        with pytest.raises(LLMError, match=STREAM_FAILURES[mode]):
+            "".join(llm.stream("hi"))
+
+
+def test_a_key_echoed_in_a_stream_is_redacted_even_split_over_chunks():
+    key = "sk-split-over-chunks-0123456789"
+    with LLMStub(reply=lambda body: f"Your key: {key}. Again:{key}") as stub:  # 5-character chunks cut the key
+        llm = make_llm(LLMSettings(backend="openai", model="m", base_url=stub.url, api_key=key, timeout_s=5, max_retries=0))
+        pieces = list(llm.stream("hi"))
+    assert "".join(pieces) == "Your key: ***. Again:***" and len(pieces) > 2
+
+
 def test_chat_page_shows_endpoint_failures_and_keeps_the_message(stub):
     at = chat_page()
     at.chat_input[0].set_value("first message").run()
@@ -142,13 +162,24 @@ def test_chat_page_shows_endpoint_failures_and_keeps_the_message(stub):
     assert len(db().list_conversations(owner=ME)) == 1  # no empty conversation left behind
 
 
-@pytest.mark.parametrize("kind", ["missing", "corrupt"])
-def test_missing_or_corrupt_local_model_file_gives_a_clear_message(tmp_path, kind):
+MODEL_FILE_FAILURES = {  # (backend, what is wrong with the file) -> what the message says
+    ("local", "missing"): "no embedded model file at", ("local", "not-gguf"): "not a GGUF file",
+    ("local", "corrupt"): "could not load", ("transformers", "missing"): "no local model at",
+    ("transformers", "corrupt"): "cannot load local model",
+}
+
+
+@pytest.mark.parametrize("backend,kind", sorted(MODEL_FILE_FAILURES))
+def test_missing_or_corrupt_local_model_file_gives_a_clear_message(tmp_path, backend, kind):
+    from core.paths import MissingResource
+
     path = tmp_path / "model.gguf"
-    if kind == "corrupt":
-        path.write_bytes(b"GGUF" + bytes(range(256)) * 8)
-    with pytest.raises(LLMError, match="no local model at" if kind == "missing" else "cannot load local model"):
-        make_llm(LLMSettings(backend="local", model=str(path)))
+    if kind == "not-gguf":
+        path.write_bytes(bytes(range(256)) * 8)
+    elif kind == "corrupt":
+        path.write_bytes(b"GGUF" + bytes(range(256)) * 8)  # the right magic, then garbage
+    with pytest.raises((LLMError, MissingResource), match=MODEL_FILE_FAILURES[backend, kind]):
+        make_llm(LLMSettings(backend=backend, model=str(path)))
 
 
 def test_chat_page_says_when_the_local_model_file_is_missing(app_env, tiny_nli, tmp_path):
@@ -156,7 +187,7 @@ def test_chat_page_says_when_the_local_model_file_is_missing(app_env, tiny_nli, 
     at = chat_page(llm_settings=missing)
     at.chat_input[0].set_value("hello").run()
     assert not at.exception
-    assert "no local model at" in at.error[0].value and db().list_conversations(owner=ME) == []
+    assert "no embedded model file at" in at.error[0].value and db().list_conversations(owner=ME) == []
 
 
 # -- imports and data files --------------------------------------------------------------------------

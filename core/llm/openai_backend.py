@@ -110,15 +110,39 @@ class OpenAICompatibleLLM(LLM):
                 messages=[{"role": m.role, "content": m.content} for m in as_messages(messages)],
                 temperature=temperature, max_tokens=max_tokens, stop=list(stop) if stop else None, stream=True)
             try:
-                for chunk in chunks:
-                    if cancel is not None and cancel.is_set():
-                        break
-                    if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
-                        yield chunk.choices[0].delta.content
+                yield from self._redacted(self._pieces(chunks, cancel))
             finally:
                 chunks.close()
-        except self._openai.OpenAIError as err:
+        except (self._openai.OpenAIError, ValueError) as err:  # ValueError: a chunk that is not JSON
             raise self._wrap(err) from err
+
+    def _pieces(self, chunks, cancel):
+        seen = 0
+        for chunk in chunks:
+            seen += 1
+            if cancel is not None and cancel.is_set():
+                return
+            if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
+                yield chunk.choices[0].delta.content
+        if not seen:  # not even an empty chunk: the server did not speak the streaming protocol
+            raise LLMError(f"{self._where()} streamed no reply (is it an OpenAI-compatible server?)")
+
+    def _redacted(self, pieces):
+        """The pieces with the API key replaced, even when a server echoes it split over pieces:
+        the last len(key) - 1 characters wait for the next piece."""
+        key = self.settings.api_key
+        if not key:
+            yield from pieces
+            return
+        held = ""
+        for piece in pieces:
+            held = (held + piece).replace(key, "***")
+            cut = max(0, len(held) - (len(key) - 1))
+            if cut:
+                yield held[:cut]
+                held = held[cut:]
+        if held:
+            yield held.replace(key, "***")
 
     def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
         if len(batch) == 1:
