@@ -28,7 +28,11 @@ def start() -> WarmUp | None:
         return None
     with _lock:
         if _warmup is None:
-            _warmup = WarmUp(default_steps()).start()
+            from ui.resources import limit_torch_threads
+
+            # torch's threads are set before the first model loads; the NLI model the app uses
+            steps = [("torch", limit_torch_threads), *default_steps(nli_model=os.environ.get("WORKBENCH_NLI_MODEL", ""))]
+            _warmup = WarmUp(steps).start()
     return _warmup
 
 
