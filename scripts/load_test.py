@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -37,13 +38,17 @@ MESSAGES = ["Hi, my name is {who} and I live in Lisbon.", "I have a dog called R
             "Where do I live?", "Thanks, bye."]
 
 
-def session(url: str, who: str, messages: int, timings: list, errors: list, barrier: threading.Barrier | None) -> None:
+def session(url: str, who: str, messages: int, timings: list, errors: list, barrier: threading.Barrier | None,
+            think_s: float = 0.0) -> None:
     try:
         with StreamlitClient(url, timeout_s=900) as client:
             client.open("Chat")
             if barrier is not None:
                 barrier.wait(timeout=600)  # every session is on the page before anyone sends
+            pause = random.Random(who)
             for i in range(messages):
+                if i and think_s:  # reading the reply and typing the next message
+                    time.sleep(think_s * pause.uniform(0.5, 1.5))
                 text = MESSAGES[i % len(MESSAGES)].format(who=who)
                 run = client.chat(text)
                 timings.append(run.seconds)
@@ -54,18 +59,18 @@ def session(url: str, who: str, messages: int, timings: list, errors: list, barr
         errors.append(f"{who}: {type(err).__name__}: {err}")
 
 
-def measure(url: str, sessions: int, messages: int, tag: str) -> dict:
+def measure(url: str, sessions: int, messages: int, tag: str, think_s: float = 0.0) -> dict:
     timings: list[float] = []
     errors: list[str] = []
     barrier = threading.Barrier(sessions) if sessions > 1 else None
-    threads = [threading.Thread(target=session, args=(url, f"{tag}{i}", messages, timings, errors, barrier))
+    threads = [threading.Thread(target=session, args=(url, f"{tag}{i}", messages, timings, errors, barrier, think_s))
                for i in range(sessions)]
     t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return {"sessions": sessions, "messages_each": messages, "responses": len(timings), "errors": errors,
+    return {"sessions": sessions, "messages_each": messages, "think_s": think_s, "responses": len(timings), "errors": errors,
             "p50_s": round(statistics.median(timings), 3) if timings else None,
             "p95_s": round(percentile(timings, 95), 3) if timings else None,
             "max_s": round(max(timings), 3) if timings else None, "wall_s": round(time.perf_counter() - t0, 1)}
@@ -83,6 +88,8 @@ def main() -> int:
     parser.add_argument("--backend", choices=["fake", "local"], default="fake")
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--messages", type=int, default=3)
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean seconds between a reply and the next message (uniform 0.5x-1.5x); 0 = at once")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="load-"))
@@ -90,8 +97,8 @@ def main() -> int:
         env = {"WORKBENCH_LLM_BASE_URL": stub.url, "WORKBENCH_LLM_MODEL": "stub"} if args.backend == "fake" else {}
         with AppProcess(folder / "app.sqlite3", folder / "streamlit.log", env) as app:
             warm = measure(app.url, 1, 1, "warm")  # loads the models once, as the first visitor would
-            single = measure(app.url, 1, args.messages, "solo")
-            many = measure(app.url, args.sessions, args.messages, "user")
+            single = measure(app.url, 1, args.messages, "solo", args.think)
+            many = measure(app.url, args.sessions, args.messages, "user", args.think)
     summary = {
         "date": time.strftime("%Y-%m-%d"), "backend": args.backend,
         "machine": f"{platform.machine()}, {platform.python_version()}", "warm_up": warm, "single_user": single,
