@@ -84,11 +84,13 @@ class SentenceTransformerEmbedder(Embedder):
         # sentence-transformers 5 renamed the method; requirements allow >= 3.0.
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+        with self._lock:  # one model for every session; its fast tokenizer is not thread-safe
+            vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
         return normalise(vectors)
 
 

@@ -35,8 +35,8 @@ with compare_tab:
         query, dialogue, key, preset = None, None, "", "locomo"
         if source == "LoCoMo file":
             path = st.text_input("LoCoMo file", value=str(ur.LOCOMO_DEFAULT))
-            if Path(path).is_file():
-                convs = ur.locomo(path)
+            convs = ur.read_data_file(ur.locomo, path)
+            if convs:
                 conv = convs[st.selectbox("Conversation", range(len(convs)), format_func=lambda i: f"{convs[i].sample_id} "
                                           f"({len(convs[i].dialogue)} turns, {len(convs[i].dialogue.sessions)} sessions)")]
                 dialogue, key = conv.dialogue, f"locomo:{path}:{conv.sample_id}"
@@ -46,19 +46,15 @@ with compare_tab:
                 if pick is not None:
                     q = asked[pick]
                     query = ur.Query(q.question, q.evidence, q.answer or q.adversarial_answer, q.category_name)
-            else:
-                st.warning(f"No file at {path}")
         elif source == "LongMemEval file":
             preset = "longmemeval"
             path = st.text_input("LongMemEval file", value=str(ur.LONGMEMEVAL_DEFAULT))
-            if Path(path).is_file():
-                insts = ur.longmemeval(path)
+            insts = ur.read_data_file(ur.longmemeval, path)
+            if insts:
                 inst = insts[st.selectbox("Question", range(len(insts)),
                                           format_func=lambda i: f"[{insts[i].question_type}] {insts[i].question}")]
                 dialogue, key = inst.dialogue, f"lme:{path}:{inst.question_id}"
                 query = ur.Query(inst.question, inst.evidence_turn_ids, inst.answer, inst.question_type)
-            else:
-                st.warning(f"No file at {path}")
         else:
             preset = "longmemeval"
             store = resources.default_store()
@@ -133,12 +129,16 @@ with runs_tab:
     folders = chosen + ([extra] if extra.strip() else [])
     for folder in folders:
         if not (Path(folder) / "summary.json").is_file():
-            st.warning(f"No summary.json in {folder}")
+            st.warning(f"No summary.json in {safe.literal(folder)}")
             continue
-        summary, items = read_run(folder)
-        st.subheader(f"{summary['benchmark']} · {Path(summary['data']).name} · {summary.get('code_version', '')}")
+        try:
+            summary, items = read_run(folder)
+            frame = ur.recall_frame(summary)
+        except (OSError, ValueError, KeyError, TypeError) as err:  # a hand-edited or foreign summary.json
+            st.error(safe.literal(f"Cannot read the run in {folder}: {type(err).__name__}: {err}"))
+            continue
+        st.subheader(safe.literal(f"{summary.get('benchmark', '?')} · {Path(str(summary.get('data', ''))).name} · {summary.get('code_version', '')}"))
         st.dataframe(ur.summary_table(summary), hide_index=True)
-        frame = ur.recall_frame(summary)
         if not frame.empty:
             metric = st.selectbox("Metric", sorted(frame["metric"].unique()), key=f"metric:{folder}",
                                   index=sorted(frame["metric"].unique()).index("recall") if "recall" in set(frame["metric"]) else 0)

@@ -72,7 +72,7 @@ def warm_app(app_env, monkeypatch):
 
     monkeypatch.setenv("WORKBENCH_WARMUP", "1")
     monkeypatch.setattr(ui.warmup, "_warmup", None)
-    monkeypatch.setattr(ui.warmup, "default_steps", lambda: [("sentence embedder", lambda: None), ("spaCy", lambda: None)])
+    monkeypatch.setattr(ui.warmup, "default_steps", lambda **models: [("sentence embedder", lambda: None), ("spaCy", lambda: None)])
     return ui.warmup
 
 

@@ -54,6 +54,22 @@ def longmemeval(path: str):
     return load_longmemeval(path)
 
 
+def read_data_file(loader, path: str) -> list:
+    """What `loader` reads from `path`, or [] with a message in the page when the file is missing,
+    unreadable or malformed (the loaders raise ValueError naming the file and the problem)."""
+    if not Path(path).is_file():
+        st.warning(f"No file at {safe.literal(path)}")
+        return []
+    try:
+        items = loader(path)
+    except (OSError, ValueError) as err:
+        st.error(safe.literal(f"Cannot use {Path(path).name}: {err}"))
+        return []
+    if not items:
+        st.warning(safe.literal(f"{Path(path).name} holds no conversations"))
+    return items
+
+
 def _slot(key: str, dialogue: Dialogue, name: str, sgmem_config) -> tuple:
     return (key, len(dialogue), name, sgmem_config if name.startswith("sgmem") else None)
 

@@ -5,6 +5,7 @@ AppTest does not load real models it does not need)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 
@@ -28,7 +29,12 @@ def start() -> WarmUp | None:
         return None
     with _lock:
         if _warmup is None:
-            _warmup = WarmUp(default_steps()).start()
+            from ui.resources import limit_torch_threads
+
+            # torch's threads are set before the first model loads; the NLI model the app uses
+            steps = [("torch", limit_torch_threads), *default_steps(nli_model=os.environ.get("WORKBENCH_NLI_MODEL", "")),
+                     ("gc freeze", gc.freeze)]  # the models' objects, long-lived, out of every later full collection
+            _warmup = WarmUp(steps).start()
     return _warmup
 
 

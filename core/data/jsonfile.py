@@ -22,3 +22,5 @@ def load_json_layout(path: str | Path, parse: Callable[[object], T], layout: str
         raise ValueError(f"{path} is not in the {layout} layout (missing {err})") from err
     except (TypeError, AttributeError, IndexError) as err:  # a part of the wrong type: a list for a dict, ...
         raise ValueError(f"{path} is not in the {layout} layout ({type(err).__name__}: {err})") from err
+    except ValueError as err:  # the parser's own complaint: say which file
+        raise ValueError(f"{path}: {err}") from err

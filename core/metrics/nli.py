@@ -22,6 +22,7 @@ Long premises (a dialogue history) do not fit a cross-encoder trained on short p
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -124,7 +125,9 @@ def decisive(judgements: Sequence[NLIProbs]) -> int:
 
 
 class NLIScorer:
-    """A cross-encoder NLI model on CPU (fp32) or GPU. Thread-safe for reading."""
+    """A cross-encoder NLI model on CPU (fp32) or GPU, shared by every session of the app. Thread-safe:
+    a fast (Rust) tokenizer is not (two threads setting its truncation at once raise "Already
+    borrowed"), so every tokenizer call holds a lock; the model forward runs unlocked."""
 
     def __init__(self, name_or_path: str = "", settings: NLISettings = NLISettings()) -> None:
         try:
@@ -147,6 +150,7 @@ class NLIScorer:
         self.model.to(settings.device).eval()
         self.order = label_order(self.model.config.id2label)
         self._torch = torch
+        self._tokenizer_lock = threading.Lock()
 
     # -- plain pairs ---------------------------------------------------------------------------
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int | None = None) -> list[NLIProbs]:
@@ -162,10 +166,11 @@ class NLIScorer:
 
     def _forward(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         torch = self._torch
-        enc = self.tokenizer(
-            [p for p, _ in pairs], [h for _, h in pairs],
-            truncation="longest_first", max_length=self.settings.max_length, padding=True, return_tensors="pt",
-        ).to(self.settings.device)
+        with self._tokenizer_lock:
+            enc = self.tokenizer(
+                [p for p, _ in pairs], [h for _, h in pairs],
+                truncation="longest_first", max_length=self.settings.max_length, padding=True, return_tensors="pt",
+            ).to(self.settings.device)
         with torch.inference_mode():
             probs = torch.softmax(self.model(**enc).logits.float(), dim=-1).cpu().numpy()
         return [NLIProbs(**{name: float(row[j]) for j, name in enumerate(self.order)}) for row in probs]
@@ -215,10 +220,12 @@ class NLIScorer:
         return [" ".join(c) for c in reversed(chunks)]
 
     def _count(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        with self._tokenizer_lock:
+            return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _truncate(self, text: str, max_tokens: int) -> tuple[str, bool]:
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        with self._tokenizer_lock:
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         if len(enc["input_ids"]) <= max_tokens:
             return text, False
         end = enc["offset_mapping"][max_tokens - 1][1]
