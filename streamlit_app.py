@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.config import LLMSettings
+from core.config import BACKENDS, LLMSettings
 from core.llm import LLMError
 from core.methods import METHODS, method_class
-from ui import state
+from ui import owner, safe, state
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+owner.sidebar(owner.current_owner())
 st.title("Dialogue memory workbench")
 st.markdown(
     """
@@ -24,11 +25,13 @@ st.table([{"method": name, "what it does": method_class(name).description} for n
 
 st.subheader("LLM backend")
 settings = state.llm_settings()
-st.write(f"Active: **{settings.describe()}**" + (" · API key set" if settings.api_key else ""))
-if settings.backend == "local":
+st.write(f"Active: **{safe.literal(settings.describe())}**" + (" · API key set" if settings.api_key else ""))
+if settings.backend in ("local", "transformers"):
     st.info(
-        "The embedded model is SmolLM2-135M-Instruct: small and offline, weak at following instructions. "
-        "Methods that would ask a strong model for free text score enumerated options by likelihood instead."
+        "The embedded model runs here, offline: by default Qwen2.5-Coder-0.5B-Instruct under llama.cpp "
+        "(`small` = SmolLM2-135M, `large` = Qwen2.5-Coder-1.5B once installed with `make install-large`). "
+        "Small models follow instructions imperfectly: methods that would ask a strong model for free text "
+        "score enumerated options by likelihood and constrain JSON by grammar instead."
     )
 
 if st.button("Check that the backend answers"):
@@ -40,9 +43,12 @@ if st.button("Check that the backend answers"):
             st.error(f"The backend does not answer: {err}")
 
 with st.form("backend"):
-    backend = st.radio("Backend", ["local", "openai"], index=0 if settings.backend == "local" else 1, horizontal=True,
-                       format_func={"local": "Local (transformers)", "openai": "OpenAI-compatible endpoint"}.get)
-    model = st.text_input("Model", value=settings.model, help="Local: Hugging Face id or folder (empty = SmolLM2). Endpoint: model name.")
+    backend = st.radio("Backend", list(BACKENDS), index=BACKENDS.index(settings.backend), horizontal=True,
+                       format_func={"local": "Embedded (llama.cpp)", "transformers": "Local (transformers)",
+                                    "openai": "OpenAI-compatible endpoint"}.get)
+    model = st.text_input("Model", value=settings.model,
+                          help="Embedded: small, default or large, or a .gguf path (empty = default). "
+                               "Transformers: Hugging Face id or folder (empty = SmolLM2). Endpoint: model name.")
     base_url = st.text_input("Base URL", value=settings.base_url, placeholder="http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM)")
     # The key is never shown back: the field starts empty and an empty submit keeps the stored key.
     api_key = st.text_input("API key", value="", type="password", placeholder="•••• (set)" if settings.api_key else "")

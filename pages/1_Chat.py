@@ -5,34 +5,50 @@ from __future__ import annotations
 import streamlit as st
 
 from core.dialogue import ASSISTANT, USER, Turn
+from core.limits import MAX_MESSAGE_CHARS, InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
-from ui import consistency, replies, resources, state
+from core.paths import MissingResource
+from ui import consistency, conversations, owner, replies, resources, safe, state, streaming
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
 store = resources.default_store()
+me = owner.current_owner()
+owner.sidebar(me)
 
 with st.sidebar:
     method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
-    conversations = store.list_conversations()
-    ids = [None] + [c.id for c in conversations]
-    titles = {c.id: f"{c.title} ({c.turns} turns)" for c in conversations}
+    infos = {c.id: c for c in store.list_conversations(owner=me)}
+    ids = [None, *infos]
     if st.button("New conversation"):
         st.session_state[state.CONVERSATION] = None
     current = st.session_state.get(state.CONVERSATION)
     chosen = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
-                          format_func=lambda i: "— new —" if i is None else titles[i])
+                          format_func=lambda i: "— new —" if i is None else conversations.label(infos[i]))
     st.session_state[state.CONVERSATION] = chosen
+    max_tokens = st.number_input("Max reply tokens", min_value=16, max_value=2048, value=256, step=16, key=state.MAX_TOKENS,
+                                 help="Longer replies are cut here (the embedded model writes ~25-40 tokens/s on 2 cores).")
 
 st.title("Chat")
 st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settings().describe()}")
 
+if st.session_state.get("stop_reply"):
+    st.info("Reply stopped: that message and its partial reply were not saved.")
 cid = st.session_state[state.CONVERSATION]
-stored = store.turns(cid) if cid else []
-checks = consistency.judge_turns(cid, stored)  # each reply's NLI label and CS against the turns before it
-for s in stored:
+read_only = cid is not None and infos[cid].read_only
+if read_only:
+    st.info("A shared demo conversation: read-only. Make your own copy to continue it.")
+    if st.button("Make my own copy"):
+        st.session_state[state.CONVERSATION] = store.copy_conversation(cid, owner=me, title=infos[cid].title)
+        st.rerun()
+total = infos[cid].turns if cid else 0
+start = conversations.window_start(total, key=cid or "")
+context_from = max(0, start - conversations.NLI_CONTEXT_TURNS)
+stored = store.turns(cid, owner=me, start=context_from, limit=start - context_from + conversations.HISTORY_WINDOW) if cid else []
+checks = consistency.judge_turns(cid, stored, judge_from=start)  # each reply's NLI label and CS against the turns before it
+for s in stored[start - context_from:]:
     with st.chat_message(s.turn.role):
-        st.markdown(s.turn.text)
+        st.markdown(safe.literal(s.turn.text))  # user and model text as text: no HTML, images or links
         if s.reply is not None:
             replies.render_details(s.reply, key=f"{cid}:{s.index}")
         consistency.render(checks.get(s.index))
@@ -43,7 +59,7 @@ def method_for(cid: str):
     key = f"method:{cid}:{method_name}"
     if key not in st.session_state:
         method = create_method(method_name, state.toolkit())
-        saved = store.get_artifact(cid, artifact_kind())
+        saved = store.get_artifact(cid, artifact_kind(), owner=me)
         if saved is not None:
             observed, data = int.from_bytes(saved[:8], "little"), saved[8:]
             method.load_state(data, observed)
@@ -61,32 +77,51 @@ def save_memory(cid: str, method) -> None:
     method.wait()
     data = method.save_state()
     if data is not None:
-        store.put_artifact(cid, artifact_kind(), method.observed.to_bytes(8, "little") + data)
+        store.put_artifact(cid, artifact_kind(), method.observed.to_bytes(8, "little") + data, owner=me)
 
 
-if query := st.chat_input("Say something"):
-    with st.chat_message(USER):
-        st.markdown(query)
-    if cid is None:
-        cid = store.create_conversation(title=query[:48], method=method_name)
-        st.session_state[state.CONVERSATION] = cid
-    dialogue = store.dialogue(cid)
+query = st.chat_input(f"Say something (at most {MAX_MESSAGE_CHARS:,} characters)", max_chars=MAX_MESSAGE_CHARS,
+                      disabled=read_only)
+if query is not None:
     try:
-        with st.spinner(f"{method_name} is thinking…"):
-            method = method_for(cid)
-            method.sync(dialogue)
-            reply = method.respond(dialogue, query)
-    except LLMError as err:
-        st.error(f"The LLM backend failed: {err}")
-        st.stop()
+        query = clean_message(query)  # core checks the bound too: the box's limit is only the browser's
+    except InvalidMessage as err:
+        st.warning(f"Not sent. {err}")
+        query = None
+if query:
+    with st.chat_message(USER):
+        st.markdown(safe.literal(query))
+    created = cid is None
+    if created:
+        cid = store.create_conversation(title=query[:48], method=method_name, owner=me)
+        st.session_state[state.CONVERSATION] = cid
+    dialogue = store.dialogue(cid, owner=me)
+    llm = state.current_llm()
+    with st.chat_message(ASSISTANT):
+        # A click reruns the page, which closes the stream and so cancels the generation.
+        st.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
+        if note := streaming.queue_note(llm, state.llm_settings().slots):
+            st.caption(note)
+        try:
+            with st.spinner(f"{method_name} is thinking…"):
+                method = method_for(cid)
+                method.sync(dialogue)
+            reply, streamed = streaming.stream_reply(method, dialogue, query, int(max_tokens))
+        except (LLMError, MissingResource) as err:
+            if created:  # no empty conversation left behind
+                store.delete_conversation(cid, owner=me)
+                st.session_state[state.CONVERSATION] = None
+            st.error(f"The LLM backend failed: {err}. Nothing was saved; your message is below to copy.")
+            st.code(query, language=None)
+            st.stop()
+        if not streamed:
+            st.markdown(safe.literal(reply.text))
+        replies.render_details(reply, key=f"{cid}:new")
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
-    store.add_turn(cid, user_turn)
-    store.add_turn(cid, bot_turn, reply)
-    # The reply goes on screen first; memory maintenance and saving happen while it is read.
-    with st.chat_message(ASSISTANT):
-        st.markdown(reply.text)
-        replies.render_details(reply, key=f"{cid}:new")
+    store.add_turn(cid, user_turn, owner=me)
+    store.add_turn(cid, bot_turn, reply, owner=me)
+    # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)
     method.observe(bot_turn)
     with st.spinner("Updating memory…"):

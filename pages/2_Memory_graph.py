@@ -6,27 +6,29 @@ import streamlit as st
 
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
-from ui import graphs, resources, state
+from ui import conversations, graphs, owner, resources, state
 
 DSM_METHODS = ("dsm", "dsmart")
 
 st.set_page_config(page_title="Memory graph", page_icon="🕸️", layout="wide")
 store = resources.default_store()
+me = owner.current_owner()
+owner.sidebar(me)
 st.title("Memory graph")
 st.caption("D-SMART's Dynamic Structured Memory: an OWL knowledge graph of the dialogue. Each round adds a "
            "fragment extracted from the turn (local spaCy extractor, or the LLM with a strong endpoint); "
            "conflicting older facts are pruned and kept in the history with the reason.")
 
-conversations = store.list_conversations()
-if not conversations:
+infos = {c.id: c for c in store.list_conversations(owner=me)}
+if not infos:
     st.info("No conversations yet. Chat with the `dsm` method on the Chat page, then come back here.")
     st.stop()
-ids = [c.id for c in conversations]
-titles = {c.id: f"{c.title} ({c.turns} turns)" for c in conversations}
+ids = list(infos)
 current = st.session_state.get(state.CONVERSATION)
 with st.sidebar:
     cid = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
-                       format_func=titles.__getitem__, key="memory_graph_conversation")
+                       format_func=lambda i: conversations.label(infos[i]), key="memory_graph_conversation")
+read_only = infos[cid].read_only
 
 
 def find_memory(cid: str):
@@ -36,14 +38,16 @@ def find_memory(cid: str):
         method = st.session_state.get(f"method:{cid}:{name}")
         if method is not None and hasattr(method, "memory"):
             method.wait()  # a finished graph, never a half-merged one
-            save = lambda m=method, n=name: store.put_artifact(cid, f"method:{n}", m.observed.to_bytes(8, "little") + m.save_state())
+            save = lambda m=method, n=name: store.put_artifact(cid, f"method:{n}", m.observed.to_bytes(8, "little") + m.save_state(),
+                                                               owner=me)
             return method.memory, f"live `{name}` session", save
     for name in DSM_METHODS:
-        saved = store.get_artifact(cid, f"method:{name}")
+        saved = store.get_artifact(cid, f"method:{name}", owner=me)
         if saved is not None:
             memory = memory_from_state(saved[8:])
             pending = split_state(saved[8:])[0]
-            save = lambda m=memory, n=name, head=saved[:8], p=pending: store.put_artifact(cid, f"method:{n}", head + pack_state(m.save(), p))
+            save = lambda m=memory, n=name, head=saved[:8], p=pending: store.put_artifact(
+                cid, f"method:{n}", head + pack_state(m.save(), p), owner=me)
             return memory, f"stored `{name}` memory", save
     return None, "", None
 
@@ -53,18 +57,20 @@ def build_from_turns(cid: str) -> None:
     methods) and store the result as the `dsm` memory, so chatting with `dsm` continues from it."""
     settings = state.llm_settings()  # the weak local model takes no part in maintenance: don't load it
     memory = DynamicStructuredMemory(state.current_llm() if settings.is_strong else None, strong=settings.is_strong)
-    dialogue = store.dialogue(cid)
+    dialogue = store.dialogue(cid, owner=me)
     for index, group in enumerate(dialogue.rounds()):
         question = " ".join(t.text for t in group if t.role == "user")
         answer = " ".join(t.text for t in group if t.role != "user")
         memory.observe_round(question, answer, index)
-    store.put_artifact(cid, "method:dsm", len(dialogue).to_bytes(8, "little") + pack_state(memory.save()))
+    store.put_artifact(cid, "method:dsm", len(dialogue).to_bytes(8, "little") + pack_state(memory.save()), owner=me)
 
 
 memory, source, save_memory = find_memory(cid)
 if memory is None:
     st.info("This conversation has no D-SMART memory yet (it was held with another method).")
-    if st.button("Build the memory from its turns"):
+    if read_only:
+        st.caption("It is a shared demo conversation (read-only): copy it on the Chat page to build a memory for it.")
+    elif st.button("Build the memory from its turns"):
         with st.spinner("Maintaining the memory round by round…"):
             build_from_turns(cid)
         st.rerun()
@@ -117,7 +123,9 @@ with tab_export:
     c1.download_button("Turtle", memory.to_turtle(), file_name=f"dsm-{cid}.ttl", mime="text/turtle")
     c2.download_button("TriG (per-round graphs)", memory.to_trig(), file_name=f"dsm-{cid}.trig", mime="application/trig")
     c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
-    upload = st.file_uploader("Import a Turtle file into this memory", type=["ttl", "turtle"])
+    if read_only:
+        st.caption("Import is off: this is a shared demo conversation (read-only).")
+    upload = None if read_only else st.file_uploader("Import a Turtle file into this memory", type=["ttl", "turtle"])
     if upload is not None and st.button("Import"):
         try:
             record = memory.import_turtle(upload.getvalue().decode("utf-8", errors="replace"))

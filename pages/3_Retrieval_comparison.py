@@ -13,10 +13,12 @@ import streamlit.components.v1 as components
 
 from core.eval import read_run
 from core.methods.sgmem.config import DATASET_DEFAULTS
-from ui import resources, runs
+from ui import conversations, owner, resources, runs, safe
 from ui import retrieval as ur
 
 st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
+me = owner.current_owner()
+owner.sidebar(me)
 st.title("Retrieval comparison")
 st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks ranked by mean sentence similarity) against "
            "chunk RAG (cosine over turn/round/session embeddings) and BM25 over the same chunks. Embedder: all-MiniLM-L6-v2, "
@@ -59,10 +61,10 @@ with compare_tab:
         else:
             preset = "longmemeval"
             store = resources.default_store()
-            chats = store.list_conversations()
+            chats = store.list_conversations(owner=me)
             if chats:
-                chat = st.selectbox("Chat", chats, format_func=lambda c: f"{c.title} ({c.turns} turns)")
-                dialogue, key = store.dialogue(chat.id), f"chat:{chat.id}"
+                chat = st.selectbox("Chat", chats, format_func=conversations.label)
+                dialogue, key = store.dialogue(chat.id, owner=me), f"chat:{chat.id}"
             else:
                 st.info("No chats yet: talk on the Chat page first.")
         typed = st.text_input("Query", value="" if query is None else query.text,
@@ -72,7 +74,7 @@ with compare_tab:
         elif query is None:
             query = ur.Query(typed)
         if query.gold:
-            st.caption(f"Gold evidence: {', '.join(query.gold)} · answer: {query.answer}")
+            st.caption(safe.literal(f"Gold evidence: {', '.join(query.gold)} · answer: {query.answer}"))
         methods = st.multiselect("Retrievers", ur.RETRIEVER_NAMES, default=["rag-t", "bm25-t", "sgmem-t"])
         k = st.slider("K (chunks retrieved)", 1, 20, 5)
         with st.expander(f"SGMem hyper-parameters (paper defaults for {preset})"):
@@ -99,7 +101,7 @@ with compare_tab:
         last = st.session_state.get("retrieval_last")
         if last and last[0] == key:
             _, shown_query, results = last
-            st.markdown(f"**Query:** {shown_query.text}")
+            st.markdown(f"**Query:** {safe.literal(shown_query.text)}")
             for col, (name, (retriever, found, latency, build)) in zip(st.columns(len(results)), results.items()):
                 with col:
                     st.subheader(name)

@@ -13,9 +13,10 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
-from ui import runs, state
+from ui import owner, runs, state
 
 st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
+owner.sidebar(owner.current_owner())  # runs are shared benchmark results, but sign-in applies here too
 st.title("Consistency metrics")
 st.caption(
     "D-SMART's NLI metrics: **CS** = ((P_E − P_C) + 1) / 2 of each reply against its dialogue history, **DER** = share of "

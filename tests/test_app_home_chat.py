@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.safe import literal
+
 REPO = Path(__file__).resolve().parent.parent
 HOME = str(REPO / "streamlit_app.py")
 CHAT = str(REPO / "pages" / "1_Chat.py")
@@ -25,7 +27,7 @@ def test_home_shows_methods_and_active_backend(app_env):
     at = AppTest.from_file(HOME, default_timeout=60).run()
     assert not at.exception
     assert at.title[0].value == "Dialogue memory workbench"
-    assert "local transformers" in _all_text(at)
+    assert "embedded llama" in _all_text(at)
     assert "rag" in at.table[0].value.to_string()
 
 
@@ -50,22 +52,26 @@ def test_home_sets_endpoint_and_never_shows_the_key(app_env):
 
 @pytest.mark.slow
 def test_chat_sends_a_message_gets_a_reply_and_persists(app_env):
-    at = AppTest.from_file(CHAT, default_timeout=180).run()
+    at = AppTest.from_file(CHAT, default_timeout=180)
+    at.session_state["owner_id"] = "anon:ana"  # as the owner cookie would after a restart
+    at.run()
     assert not at.exception
     at.chat_input[0].set_value("Hello! My name is Ana.").run()
     assert not at.exception
     messages = at.chat_message
     assert [m.name for m in messages] == ["user", "assistant"]
-    assert messages[0].markdown[0].value == "Hello! My name is Ana."
+    assert messages[0].markdown[0].value == literal("Hello! My name is Ana.")  # shown as text, Markdown escaped
     assert messages[1].markdown[0].value.strip()
     assert "base ·" in messages[1].caption[0].value  # method, model, time, calls
 
     # A new session (as after an app restart) finds the conversation in the database.
-    again = AppTest.from_file(CHAT, default_timeout=180).run()
+    again = AppTest.from_file(CHAT, default_timeout=180)
+    again.session_state["owner_id"] = "anon:ana"
+    again.run()
     options = again.sidebar.selectbox[1].options
     assert len(options) == 2 and "Hello! My name is Ana." in options[1]
     again.sidebar.selectbox[1].select_index(1).run()
-    assert [m.markdown[0].value for m in again.chat_message][0] == "Hello! My name is Ana."
+    assert [m.markdown[0].value for m in again.chat_message][0] == literal("Hello! My name is Ana.")
 
 
 @pytest.mark.slow

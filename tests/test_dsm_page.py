@@ -17,6 +17,7 @@ from core.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE = str(REPO / "pages" / "2_Memory_graph.py")
+ME = "anon:tests"
 EVIL = "<script>alert('x')</script>"
 
 
@@ -29,26 +30,35 @@ def test_network_html_escapes_labels_and_tooltips_and_inlines_scripts():
     g.add((USER_NODE, DSM.has, pet))
     g.add((pet, DSM.name, Literal(EVIL)))
     page = network_html(g)
-    assert EVIL not in page
-    assert "\\u0026lt;script\\u0026gt;alert" in page  # html.escape, then pyvis JSON-encodes &
+    assert EVIL not in page and "alert(\\u0027x\\u0027)" in page  # JSON-encoded for a <script> block
+    labels = {n["label"] for n in vis_data(page, "nodes")}
+    assert EVIL in labels  # ... and shown as the very text typed (vis-network draws text, never HTML)
     assert "vis-network" in page and "https://cdn" not in page and "src=\"http" not in page  # works offline
+
+
+def vis_data(page: str, name: str) -> list[dict]:
+    """The nodes or edges pyvis wrote into the page, decoded."""
+    import json
+
+    start = page.index(f"{name} = new vis.DataSet(") + len(f"{name} = new vis.DataSet(")
+    return json.JSONDecoder().raw_decode(page[start:])[0]
 
 
 def seeded_conversation(db: str) -> str:
     store = Store(db)
-    cid = store.create_conversation("dog names", method="dsm")
+    cid = store.create_conversation("dog names", method="dsm", owner=ME)
     method = create_method("dsm", Toolkit(llm=ScriptedLLM()))
     dialogue = Dialogue()
     for role, text in [(USER, "My dog is Rex."), (ASSISTANT, "Nice."),
                        (USER, f"Actually my dog is called Max. I like Tom & Jerry. I like {EVIL} cheese."),
                        (ASSISTANT, "OK.")]:
         turn = dialogue.add(Turn(role, text))
-        store.add_turn(cid, turn)
+        store.add_turn(cid, turn, owner=ME)
         method.observe(turn)
     method.wait()
     # user text can also arrive through an imported Turtle file (a third record)
     method.memory.import_turtle(f'<{entity("pet")}> <{RDFS.label}> "{EVIL}" . <{USER_NODE}> <{DSM.has}> <{entity("pet")}> .')
-    store.put_artifact(cid, "method:dsm", method.observed.to_bytes(8, "little") + method.save_state())
+    store.put_artifact(cid, "method:dsm", method.observed.to_bytes(8, "little") + method.save_state(), owner=ME)
     return cid
 
 
@@ -65,12 +75,14 @@ def frames(at: AppTest) -> str:
 
 def test_memory_graph_page_shows_replays_and_escapes(app_env):
     seeded_conversation(os.environ["WORKBENCH_DB"])
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["owner_id"] = ME
+    at.run()
     assert not at.exception
     assert "stored `dsm` memory" in at.caption[1].value and "3 round(s)" in at.caption[1].value
     html = at.get("iframe")[0].proto.srcdoc
-    assert "<script>alert" not in html and "\\u0026lt;script\\u0026gt;alert" in html  # escaped, then JSON-encoded
-    assert "Tom \\u0026amp; Jerry" in html  # the dialogue's "&" went through html.escape
+    assert "<script>alert" not in html and "\\u003cscript\\u003ealert" in html  # JSON-encoded for a <script> block
+    assert any("Tom & Jerry" in n["label"] for n in vis_data(html, "nodes"))  # and shown as typed
     assert "Max" in graph_data(at) and "Rex" not in graph_data(at)  # Rex was pruned
     at.slider[0].set_value(2).run()  # round 2's details: Rex pruned by the functional rule
     assert "Max" in frames(at) and "functional" in frames(at)
@@ -84,15 +96,17 @@ def test_memory_graph_page_shows_replays_and_escapes(app_env):
 
 def test_page_without_dsm_memory_offers_to_build_it(app_env):
     store = Store(os.environ["WORKBENCH_DB"])
-    cid = store.create_conversation("plain", method="base")
+    cid = store.create_conversation("plain", method="base", owner=ME)
     for role, text in [(USER, "I live in Paris."), (ASSISTANT, "Lovely.")]:
-        store.add_turn(cid, Turn(role, text))
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+        store.add_turn(cid, Turn(role, text), owner=ME)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["owner_id"] = ME
+    at.run()
     assert not at.exception
     assert "no D-SMART memory" in at.info[0].value
     at.button[0].click().run()
     assert not at.exception
-    assert store.get_artifact(cid, "method:dsm") is not None
+    assert store.get_artifact(cid, "method:dsm", owner=ME) is not None
     assert "Paris" in graph_data(at)
 
 

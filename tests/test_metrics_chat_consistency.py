@@ -16,6 +16,7 @@ from core.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 CHAT = str(REPO / "pages" / "1_Chat.py")
+ME = "anon:tests"
 
 
 def _forget_loaded_models() -> None:
@@ -37,13 +38,14 @@ def tiny_default_model(tmp_path, monkeypatch):
 
 def test_chat_shows_each_replys_consistency(app_env, tiny_default_model):
     store = Store(app_env / "app.sqlite3")
-    cid = store.create_conversation(title="Berlin", method="base")
+    cid = store.create_conversation(title="Berlin", method="base", owner=ME)
     turns = [Turn(USER, "I live in Berlin."), Turn(ASSISTANT, "Berlin is a lovely city."),
              Turn(USER, "Where do I live?"), Turn(ASSISTANT, "You live in Berlin.")]
     for t in turns:
-        store.add_turn(cid, t)
+        store.add_turn(cid, t, owner=ME)
     at = AppTest.from_file(CHAT, default_timeout=60)
     at.session_state["conversation_id"] = cid
+    at.session_state["owner_id"] = ME
     at.run()
     assert not at.exception
     assistant = [m for m in at.chat_message if m.name == "assistant"]
@@ -60,11 +62,12 @@ def test_chat_says_when_the_nli_model_is_missing(app_env, tmp_path, monkeypatch)
     monkeypatch.setattr(nli, "DEFAULT_NLI_MODEL_DIR", tmp_path / "absent")
     _forget_loaded_models()
     store = Store(app_env / "app.sqlite3")
-    cid = store.create_conversation(title="x", method="base")
-    store.add_turn(cid, Turn(USER, "Hi."))
-    store.add_turn(cid, Turn(ASSISTANT, "Hello."))
+    cid = store.create_conversation(title="x", method="base", owner=ME)
+    store.add_turn(cid, Turn(USER, "Hi."), owner=ME)
+    store.add_turn(cid, Turn(ASSISTANT, "Hello."), owner=ME)
     at = AppTest.from_file(CHAT, default_timeout=60)
     at.session_state["conversation_id"] = cid
+    at.session_state["owner_id"] = ME
     at.run()
     assert not at.exception
     assert any("Consistency check off" in c.value and "train-nli" in c.value for c in at.caption)

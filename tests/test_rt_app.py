@@ -15,6 +15,7 @@ from core.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 CHAT = str(REPO / "pages" / "1_Chat.py")
+ME = "anon:tests"
 EX = Namespace("http://example.org/")
 EVIL = "<script>alert(1)</script>"
 
@@ -45,11 +46,13 @@ def test_chat_page_shows_the_tree_of_a_dsmart_reply(app_env):
     query = f"What is my dog Rex called? {EVIL}"
     reply = dsmart_reply(query)
     store = Store(app_env / "app.sqlite3")
-    cid = store.create_conversation(title="tree test", method="dsmart")
-    store.add_turn(cid, Turn(USER, query, "S0:0"))
-    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply)
+    cid = store.create_conversation(title="tree test", method="dsmart", owner=ME)
+    store.add_turn(cid, Turn(USER, query, "S0:0"), owner=ME)
+    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply, owner=ME)
 
-    at = AppTest.from_file(CHAT, default_timeout=120).run()
+    at = AppTest.from_file(CHAT, default_timeout=120)
+    at.session_state["owner_id"] = ME
+    at.run()
     at.sidebar.selectbox[1].select_index(1).run()
     assert not at.exception
     assistant = at.chat_message[1]
@@ -76,6 +79,6 @@ def test_tree_html_escapes_user_text():
     reply = dsmart_reply(f"Tell me about Rex {EVIL}")
     page = tree_html(reply.trace)
     assert "<script>alert(1)" not in page
-    escaped = "\\u0026lt;script\\u0026gt;alert(1)"  # html.escape, then JSON-encoded by pyvis
+    escaped = "\\u003cscript\\u003ealert(1)"  # JSON-encoded for a <script> block, shown as text by vis-network
     assert page.count(escaped) == 2  # the query in the root's tooltip, the fact in EXPAND's
     assert "cdn.jsdelivr" not in page and "cdnjs" not in page  # offline

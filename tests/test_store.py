@@ -12,6 +12,7 @@ from core.dialogue import Evidence, Reply, Trace, TraceNode, Turn
 from core.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
+ME = "anon:me"
 
 
 def _reply() -> Reply:
@@ -28,30 +29,31 @@ def _reply() -> Reply:
 
 def test_conversation_turns_and_reply_round_trip(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
-    cid = store.create_conversation("Dogs", method="rag")
-    store.add_turn(cid, Turn("user", "my dog is Rex"))
-    store.add_turn(cid, Turn("assistant", "Nice!"), _reply())
-    turns = store.turns(cid)
+    cid = store.create_conversation("Dogs", method="rag", owner=ME)
+    store.add_turn(cid, Turn("user", "my dog is Rex"), owner=ME)
+    store.add_turn(cid, Turn("assistant", "Nice!"), _reply(), owner=ME)
+    turns = store.turns(cid, owner=ME)
     assert [t.index for t in turns] == [0, 1]
     assert turns[0].reply is None and turns[0].turn.turn_id == "S0:0"
     assert turns[1].reply == _reply()
-    info = store.conversation(cid)
+    info = store.conversation(cid, owner=ME)
     assert (info.title, info.method, info.turns) == ("Dogs", "rag", 2)
-    assert [t.text for t in store.dialogue(cid).turns()] == ["my dog is Rex", "Nice!"]
+    assert [t.text for t in store.dialogue(cid, owner=ME).turns()] == ["my dog is Rex", "Nice!"]
 
 
 def test_artifacts_and_delete(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
-    cid = store.create_conversation()
-    assert store.get_artifact(cid, "graph") is None
-    store.put_artifact(cid, "graph", b"\x00ttl")
-    store.put_artifact(cid, "graph", b"\x01ttl")
-    assert store.get_artifact(cid, "graph") == b"\x01ttl"
-    store.delete_conversation(cid)
-    assert store.list_conversations() == []
-    assert store.get_artifact(cid, "graph") is None
+    cid = store.create_conversation(owner=ME)
+    assert store.get_artifact(cid, "graph", owner=ME) is None
+    store.put_artifact(cid, "graph", b"\x00ttl", owner=ME)
+    store.put_artifact(cid, "graph", b"\x01ttl", owner=ME)
+    assert store.get_artifact(cid, "graph", owner=ME) == b"\x01ttl"
+    store.delete_conversation(cid, owner=ME)
+    assert store.list_conversations(owner=ME) == []
+    with pytest.raises(KeyError):  # gone, with its artifacts (ON DELETE CASCADE)
+        store.get_artifact(cid, "graph", owner=ME)
     with pytest.raises(KeyError):
-        store.conversation(cid)
+        store.conversation(cid, owner=ME)
 
 
 def test_wal_mode_and_schema_version(tmp_path):
@@ -69,15 +71,15 @@ def test_conversation_survives_a_fresh_process(tmp_path):
     db = tmp_path / "db.sqlite3"
     write = (
         "import sys; from core.store import Store; from core.dialogue import Turn, Reply\n"
-        "s = Store(sys.argv[1]); cid = s.create_conversation('persisted', method='base')\n"
-        "s.add_turn(cid, Turn('user', 'hello')); s.add_turn(cid, Turn('assistant', 'hi'), Reply('hi', 'base', 'm', timings={'generate': 0.5}))\n"
+        "s = Store(sys.argv[1]); cid = s.create_conversation('persisted', method='base', owner='anon:a')\n"
+        "s.add_turn(cid, Turn('user', 'hello'), owner='anon:a'); s.add_turn(cid, Turn('assistant', 'hi'), Reply('hi', 'base', 'm', timings={'generate': 0.5}), owner='anon:a')\n"
         "print(cid)"
     )
     cid = subprocess.run([sys.executable, "-c", write, str(db)], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     read = (
         "import sys; from core.store import Store\n"
-        "s = Store(sys.argv[1]); t = s.turns(sys.argv[2])\n"
-        "print(s.conversation(sys.argv[2]).title, [x.turn.text for x in t], t[1].reply.timings)"
+        "s = Store(sys.argv[1]); t = s.turns(sys.argv[2], owner='anon:a')\n"
+        "print(s.conversation(sys.argv[2], owner='anon:a').title, [x.turn.text for x in t], t[1].reply.timings)"
     )
     out = subprocess.run([sys.executable, "-c", read, str(db), cid], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "persisted ['hello', 'hi'] {'generate': 0.5}"

@@ -19,16 +19,16 @@ _MEMO = "consistency_memo"  # session key: (conversation id, turn index, reply t
 _LABEL_COLOURS = {"entailment": "green", "neutral": "gray", "contradiction": "red"}
 
 
-def judge_turns(cid: str | None, stored: list[StoredTurn]) -> dict[int, NLIJudgement]:
-    """Turn index -> judgement, for every assistant reply of the conversation; {} (with a notice)
-    when the NLI model is missing."""
+def judge_turns(cid: str | None, stored: list[StoredTurn], judge_from: int = 0) -> dict[int, NLIJudgement]:
+    """Turn index -> judgement, for every assistant reply of `stored` from turn index `judge_from`
+    on (earlier turns serve as history only); {} (with a notice) when the NLI model is missing."""
     if not cid:
         return {}
     memo: dict = st.session_state.setdefault(_MEMO, {})
     todo = []
     for pos, s in enumerate(stored):
         key = (cid, s.index, s.turn.text)
-        if s.turn.role == "assistant" and key not in memo:
+        if s.turn.role == "assistant" and s.index >= judge_from and key not in memo:
             todo.append((key, history_lines([t.turn for t in stored[:pos]]), s.turn.text))
     if todo:
         try:
@@ -38,7 +38,8 @@ def judge_turns(cid: str | None, stored: list[StoredTurn]) -> dict[int, NLIJudge
             return {}
         for (key, _, _), judgement in zip(todo, scorer.judge_many([(h, r) for _, h, r in todo])):
             memo[key] = judgement
-    return {s.index: memo[(cid, s.index, s.turn.text)] for s in stored if (cid, s.index, s.turn.text) in memo}
+    return {s.index: memo[(cid, s.index, s.turn.text)] for s in stored
+            if s.index >= judge_from and (cid, s.index, s.turn.text) in memo}
 
 
 def badge(judgement: NLIJudgement) -> str:

@@ -1,15 +1,16 @@
 """Graph rendering for the Memory Graph page: the DSM as an interactive pyvis network.
 
-pyvis writes node labels and tooltips into a <script> block and vis-network shows tooltips as HTML,
-so every piece of dialogue text is passed through `html.escape` first: a user who types
-`<script>` sees the characters, never runs them. Scripts are inlined (`cdn_resources="in_line"`)
+Dialogue text goes into node labels and tooltips as it is, and is shown as text: pyvis writes
+the nodes into its <script> block with Jinja's `tojson`, which encodes <, >, & and ' as \u003c...
+(so `</script>` cannot end the block), and vis-network 9 draws labels on a canvas and puts string
+tooltips in with innerText, never as HTML. A user who types `<script>` or `Tom & Jerry` sees
+exactly that (tests/test_bad_input.py checks the page). Scripts are inlined (`cdn_resources="in_line"`)
 so the page works offline.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 
 import pandas as pd
@@ -66,13 +67,13 @@ def network_html(graph: Graph, height: str = "620px") -> str:
         if nid in added:
             return nid
         added.add(nid)
-        label = html.escape(label_of(graph, term))
+        label = label_of(graph, term)
         if isinstance(term, Literal):
             kind = term.datatype.split("#")[-1] if term.datatype else "text"
-            net.add_node(nid, label=label, shape="box", color=LITERAL, title=html.escape(f"{term} ({kind})"))
+            net.add_node(nid, label=label, shape="box", color=LITERAL, title=f"{term} ({kind})")
         else:
             types = ", ".join(type_names(graph, term)) or "no class"
-            title = html.escape(f"{label_of(graph, term)}\n{term}\ntypes: {types}")
+            title = f"{label_of(graph, term)}\n{term}\ntypes: {types}"
             net.add_node(nid, label=label, color=COLOURS.get(top_type(graph, term), UNTYPED), title=title)
         return nid
 
@@ -80,7 +81,7 @@ def network_html(graph: Graph, height: str = "620px") -> str:
         if not is_fact((s, p, o)) or p == RDF.type:
             continue
         src, dst = add(s), add(o, s, p)
-        net.add_edge(src, dst, label=html.escape(label_of(graph, p)), title=html.escape(str(p)))
+        net.add_edge(src, dst, label=label_of(graph, p), title=str(p))
     for s, _, c in graph.triples((None, RDF.type, None)):  # individuals known only by their type
         if isinstance(s, URIRef) and is_fact((s, RDF.type, c)):
             add(s)

@@ -12,13 +12,16 @@ from pathlib import Path
 import streamlit as st
 
 from core import resources
+from core.config import LLMSettings
 from core.paths import REPO_ROOT
 from core.store import Store
 
 
-@st.cache_resource(show_spinner="Loading the local LLM (the first start converts the GGUF, ~20 s)…")
-def local_llm(model: str = "", dtype: str = "auto"):
-    return resources.load_local_llm(model, dtype=dtype)
+@st.cache_resource(show_spinner="Loading the embedded LLM (the first start joins and verifies the model file)…")
+def embedded_llm(settings: LLMSettings):
+    """The one in-process model (llama.cpp or transformers) that every session shares; `settings`
+    carries no key for these backends, so equal settings share one instance."""
+    return resources.load_shared_llm(settings)
 
 
 @st.cache_resource(show_spinner="Loading the sentence embedder…")

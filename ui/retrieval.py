@@ -1,13 +1,12 @@
 """Streamlit helpers for the Retrieval Comparison page: benchmark sources, per-user retriever
 indexes, the sentence-graph network around SGMem's hits, and charts of benchmark runs.
 
-Every piece of dialogue text shown in the pyvis network goes through `html.escape` (vis-network
-renders tooltips as HTML); scripts are inlined (`cdn_resources="in_line"`) so it works offline.
+Dialogue text in the pyvis network is shown as text (see ui/graphs.py: pyvis's `tojson` and
+vis-network's canvas and innerText); scripts are inlined (`cdn_resources="in_line"`) so it works offline.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from core.paths import SHARED_DIR
 from core.retrieval import RetrieverContext, make_retriever, uses_llm
 from core.retrieval.base import Retriever
 from core.retrieval.cache import CachedEmbedder
-from ui import resources, runs, state
+from ui import resources, runs, safe, state
 
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
 LONGMEMEVAL_DEFAULT = SHARED_DIR / "data" / "longmemeval" / "longmemeval_oracle_dev.json"
@@ -86,7 +85,7 @@ def render_results(evidence: list[Evidence], gold: tuple[str, ...], latency: flo
     for rank, e in enumerate(evidence, 1):
         mark = " · ✅ **gold evidence**" if is_gold(e, gold) else ""
         with st.container(border=True):
-            st.markdown(f"**{rank}.** `{e.source}` · {e.kind} · score {e.score:.3f}{mark}")
+            st.markdown(f"**{rank}.** {safe.literal(e.source)} · {safe.literal(e.kind)} · score {e.score:.3f}{mark}")
             st.text(e.text if len(e.text) < 700 else e.text[:700] + " …")  # st.text: no markdown, no HTML
 
 
@@ -111,13 +110,13 @@ def sentence_graph_html(retriever, hits, gold: tuple[str, ...], height: str = "5
         node = graph.nodes[i]
         colour = "#f58518" if i in seeds else "#4c78a8" if i in hops else "#c7c7c7"
         score = hits.sentence_scores.get(i)
-        title = html.escape(f"{node.turn_id}: {node.text}" + (f"\nsim = {score:.3f}" if score is not None else ""))
-        net.add_node(f"s{i}", label=html.escape(_short(node.text)), title=title, color=colour, shape="dot", size=12)
+        title = f"{node.turn_id}: {node.text}" + (f"\nsim = {score:.3f}" if score is not None else "")
+        net.add_node(f"s{i}", label=_short(node.text), title=title, color=colour, shape="dot", size=12)
     chunk_ids = {graph.nodes[i].chunks[level] for i in shown}
     for cid in chunk_ids:
         turn_ids = retriever.tracker.members[cid]
         golden = any(t.turn_id in gold for t in turn_ids)
-        net.add_node(f"c:{cid}", label=html.escape(_short(cid, 28)), title=html.escape(f"{level} {cid}"),
+        net.add_node(f"c:{cid}", label=_short(cid, 28), title=f"{level} {cid}",
                      color={"background": "#54a24b" if cid in kept else "#ffffff", "border": "#e45756" if golden else "#333333"},
                      borderWidth=4 if golden else 1, shape="box")
     for i in shown:

@@ -7,15 +7,16 @@ import os
 
 import streamlit as st
 
-from core.config import LLMSettings, llm_settings_from
+from core.config import LLMSettings, llm_settings_from, llm_settings_public, llm_settings_with_saved
 from core.llm import LLM, make_llm
 from core.methods import Toolkit
-from ui import resources
+from ui import owner, resources
 
 LLM_SETTINGS = "llm_settings"
 REMOTE_LLM = "remote_llm"  # (settings, client) of this user's endpoint, if any
 CONVERSATION = "conversation_id"
 METHOD = "method"
+MAX_TOKENS = "max_reply_tokens"
 
 
 def _secrets() -> dict:
@@ -26,22 +27,28 @@ def _secrets() -> dict:
 
 
 def llm_settings() -> LLMSettings:
-    """This user's settings; first visit: from secrets.toml, then the environment, else local."""
+    """This user's settings; first visit in a session: secrets.toml, then the environment, then
+    what this owner saved on an earlier visit (everything but the key), else local."""
     if LLM_SETTINGS not in st.session_state:
-        st.session_state[LLM_SETTINGS] = llm_settings_from({**os.environ, **_secrets()})
+        base = llm_settings_from({**os.environ, **_secrets()})
+        saved = resources.default_store().get_settings(owner=owner.current_owner()).get("llm", {})
+        st.session_state[LLM_SETTINGS] = llm_settings_with_saved(base, saved)
     return st.session_state[LLM_SETTINGS]
 
 
 def set_llm_settings(settings: LLMSettings) -> None:
     st.session_state[LLM_SETTINGS] = settings
     st.session_state.pop(REMOTE_LLM, None)
+    store, who = resources.default_store(), owner.current_owner()
+    store.put_settings({**store.get_settings(owner=who), "llm": llm_settings_public(settings)}, owner=who)
 
 
 def current_llm() -> LLM:
-    """The local model is shared (cached resource); an endpoint client is per user."""
+    """The embedded model is shared (cached resource); an endpoint client is per user."""
     settings = llm_settings()
-    if settings.backend == "local":
-        return resources.local_llm(settings.model, settings.dtype)
+    if settings.backend in ("local", "transformers"):
+        return resources.embedded_llm(LLMSettings(backend=settings.backend, model=settings.model, dtype=settings.dtype,
+                                                  threads=settings.threads, n_ctx=settings.n_ctx, slots=settings.slots))
     cached = st.session_state.get(REMOTE_LLM)
     if cached is None or cached[0] != settings:
         cached = (settings, make_llm(settings))

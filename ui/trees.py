@@ -2,13 +2,13 @@
 subgraph and trajectory of any node, and per-stage timings.
 
 The trace is data (`Trace(kind="tree")`, stored as JSON with the reply); this module only draws it.
-Every piece of dialogue text that reaches HTML (node labels, tooltips) goes through `html.escape`;
-everything else goes through st.dataframe / st.text, which never interpret HTML.
+Dialogue text in node labels and tooltips is shown as text (see ui/graphs.py: pyvis's `tojson` and
+vis-network's canvas and innerText); everything else goes through st.dataframe / st.text, which never
+interpret HTML.
 """
 
 from __future__ import annotations
 
-import html
 import re
 
 import pandas as pd
@@ -40,7 +40,7 @@ def node_tooltip(node: TraceNode) -> str:
         lines.append(short(d["text"], 300))
     if d.get("new_facts"):
         lines.append("new facts: " + "; ".join(d["new_facts"][:8]))
-    return html.escape("\n".join(lines))
+    return "\n".join(lines)
 
 
 def tree_html(trace: Trace, height: str = "460px") -> str:
@@ -52,7 +52,7 @@ def tree_html(trace: Trace, height: str = "460px") -> str:
     for node in trace.nodes:
         action = node.detail.get("action", "ROOT")
         value = "" if node.value is None else f"\n{node.value:.2f}"
-        net.add_node(node.id, label=html.escape(short(node.label, 28)) + value, title=node_tooltip(node),
+        net.add_node(node.id, label=short(node.label, 28) + value, title=node_tooltip(node),
                      color=ACTION_COLOURS.get(action, "#bab0ac"), level=node.depth, shape="box",
                      borderWidth=4 if node.chosen else (2 if node.detail.get("in_final_beam") else 1),
                      font={"color": "#000000"})

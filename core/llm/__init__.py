@@ -13,6 +13,7 @@ __all__ = [
     "load_prompt",
     "render_prompt",
     "make_llm",
+    "llamacpp_options",
 ]
 
 
@@ -24,7 +25,18 @@ def make_llm(settings, cache_dir: str = "", device: str = "cpu") -> LLM:
 
         return OpenAICompatibleLLM(settings)
     if settings.backend == "local":
+        from core.llm.llamacpp import LlamaCppLLM
+
+        return LlamaCppLLM(llamacpp_options(settings, cache_dir))
+    if settings.backend == "transformers":
         from core.llm.local import LocalLLM
 
         return LocalLLM(settings.model, cache_dir=cache_dir, device=device, dtype=settings.dtype)
-    raise ValueError(f"unknown LLM backend {settings.backend!r}: use 'local' or 'openai'")
+    raise ValueError(f"unknown LLM backend {settings.backend!r}: use 'local', 'transformers' or 'openai'")
+
+
+def llamacpp_options(settings, cache_dir: str = ""):
+    from core.llm.llamacpp import LlamaCppOptions
+
+    return LlamaCppOptions(model=settings.model, cache_dir=cache_dir, threads=settings.threads, n_ctx=settings.n_ctx,
+                           slots=settings.slots)

@@ -11,8 +11,8 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, replace
+from typing import Iterator, Sequence
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Completion:
     seconds: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    truncated: int = 0  # messages dropped or cut to fit the context window (0 = the whole prompt)
+    finish_reason: str = ""  # "stop" | "length" | "" when the backend does not say
 
 
 class LLMError(RuntimeError):
@@ -137,7 +139,13 @@ class LLM(ABC):
         convs = [as_messages(m) for m in batch]
         self._count(len(convs))
         out = self._complete(convs, temperature, max_tokens, stop)
-        return [Completion(cut_at_stop(c.text, stop).strip(), c.model, c.seconds, c.prompt_tokens, c.completion_tokens) for c in out]
+        return [replace(c, text=cut_at_stop(c.text, stop).strip()) for c in out]
+
+    def stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop: Sequence[str] | None = None,
+               cancel: threading.Event | None = None) -> Iterator[str]:
+        """The reply's text in pieces as it is generated. Backends that cannot stream yield the
+        whole completion once; `cancel` stops a backend that can."""
+        yield self.chat(messages, temperature=temperature, max_tokens=max_tokens, stop=stop).text
 
     def score(self, messages: Sequence[Message] | Sequence[dict] | str, candidates: Sequence[str]) -> list[float]:
         """Total log-likelihood of each candidate as the assistant's reply to `messages`."""
@@ -178,7 +186,8 @@ class LLM(ABC):
         last_error = ""
         for _ in range(retries + 1):
             attempt = convs if not last_error else convs + [Message("user", f"Your last answer was invalid ({last_error}). Reply with JSON only.")]
-            text = self.chat(attempt, temperature=temperature, max_tokens=max_tokens).text
+            self._count(1)
+            text = self._json_text(attempt, schema, temperature, max_tokens)
             try:
                 value = extract_json(text)
                 jsonschema.validate(value, schema)
@@ -186,6 +195,11 @@ class LLM(ABC):
             except (LLMOutputError, jsonschema.ValidationError) as err:
                 last_error = str(err).splitlines()[0][:200]
         raise LLMOutputError(f"model output failed the schema after {retries + 1} tries: {last_error}")
+
+    def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> str:
+        """The raw text of a JSON answer. Backends that can constrain output to `schema` (llama.cpp
+        grammars, OpenAI structured outputs) override this; the result is validated either way."""
+        return self._complete([messages], temperature, max_tokens, None)[0].text
 
     def ping(self) -> Completion:
         """A tiny request that proves the backend answers (raises LLMError if not)."""

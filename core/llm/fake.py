@@ -40,6 +40,16 @@ class ScriptedLLM(LLM):
             out.append(Completion(self._next(messages), self.name, 0.0))
         return out
 
+    def stream(self, messages, *, temperature=0.8, max_tokens=200, stop=None, cancel=None):
+        """Word by word, so callers' streaming paths run in tests."""
+        import re
+
+        text = self.chat(messages, temperature=temperature, max_tokens=max_tokens, stop=stop).text
+        for piece in re.findall(r"\S+\s*", text) or [text]:
+            if cancel is not None and cancel.is_set():
+                return
+            yield piece
+
     def _score(self, messages, candidates) -> list[float]:
         self.requests.append(messages)
         return [self._scorer(messages, c) for c in candidates]

@@ -80,6 +80,27 @@ class OpenAICompatibleLLM(LLM):
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         )
 
+    def stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None, cancel=None):
+        """Server-sent chunks of the reply; `cancel` (or closing the generator) closes the stream."""
+        from core.llm.base import as_messages
+
+        self._count(1)
+        try:
+            chunks = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=[{"role": m.role, "content": m.content} for m in as_messages(messages)],
+                temperature=temperature, max_tokens=max_tokens, stop=list(stop) if stop else None, stream=True)
+            try:
+                for chunk in chunks:
+                    if cancel is not None and cancel.is_set():
+                        break
+                    if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
+                        yield chunk.choices[0].delta.content
+            finally:
+                chunks.close()
+        except self._openai.OpenAIError as err:
+            raise self._wrap(err) from err
+
     def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
         if len(batch) == 1:
             return [self._one(batch[0], temperature, max_tokens, stop)]

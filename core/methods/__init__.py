@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from core.methods.method import Method, Toolkit
+from core.methods.method import Method, ReplyStream, Toolkit
 
 METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
@@ -34,4 +34,4 @@ def available_methods() -> list[str]:
     return list(METHODS)
 
 
-__all__ = ["METHODS", "Method", "Toolkit", "available_methods", "create_method", "method_class"]
+__all__ = ["METHODS", "Method", "ReplyStream", "Toolkit", "available_methods", "create_method", "method_class"]

@@ -3,15 +3,26 @@ so the chat page, the comparison page and the benchmark runner treat them alike.
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import ClassVar, Iterator
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Iterator
 
 from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
 from core.llm.base import LLM, Message
 from core.resources import Embedder
+
+
+@dataclass(frozen=True)
+class ReplyStream:
+    """Where a streamed answer goes: `sink(piece)` for each piece of text; setting `cancel` stops
+    the generation; `max_tokens` (0 = the method's own) bounds the answer's length."""
+
+    sink: Callable[[str], None]
+    cancel: threading.Event = field(default_factory=threading.Event)
+    max_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,7 @@ class Method(ABC):
         self.tools = tools
         self.config = config if config is not None else self.default_config()
         self.observed = 0  # turns taken into memory so far
+        self._stream: ReplyStream | None = None  # set only during `respond_streaming`
 
     @classmethod
     def default_config(cls):
@@ -89,10 +101,29 @@ class Method(ABC):
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         """Answer `query`, the next user message after `dialogue`."""
 
+    def respond_streaming(self, dialogue: Dialogue, query: str, stream: "ReplyStream") -> Reply:
+        """`respond`, with the final answer's text handed to `stream.sink` piece by piece as the
+        LLM writes it (methods whose answer comes from `_generate`; others hand over nothing and
+        the caller shows the finished reply). `stream.cancel` stops the generation early."""
+        self._stream = stream
+        try:
+            return self.respond(dialogue, query)
+        finally:
+            self._stream = None
+
     # -- shared helpers ------------------------------------------------------------------------
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
+        stream = self._stream
         with watch("generate"):
-            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+            if stream is None:
+                return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+            if stream.max_tokens:
+                max_tokens = min(max_tokens, stream.max_tokens)
+            pieces = []
+            for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
+                pieces.append(piece)
+                stream.sink(piece)
+            return "".join(pieces).strip()
 
     def _reply(self, text: str, watch: Stopwatch, calls_before: int, messages: list[Message],
                evidence=(), trace: Trace | None = None) -> Reply:

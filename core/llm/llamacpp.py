@@ -1,0 +1,301 @@
+"""Embedded llama.cpp backend, in-process through `xllamacpp` (prebuilt CPU/GPU wheels on PyPI).
+
+One `xllamacpp.Server` holds the GGUF model and serves OpenAI-style requests from Python calls,
+with continuous batching over `slots` parallel sequences, so two users' replies are generated
+together instead of one waiting for the other. What the protocol needs maps onto it as follows:
+
+- chat / batch: `handle_chat_completions`; a batch is sent from threads and batched by the server.
+- streaming: the same call with `stream` and a callback; the callback's return value cancels.
+- JSON: `response_format` with the JSON schema, which llama.cpp turns into a grammar, so the
+  output parses by construction; we still validate it (base class).
+- scoring fixed candidates: llama.cpp has no prompt log-probabilities (no `echo`), so we walk the
+  candidates' token trie. For every distinct prefix one completion request of one token returns
+  the top-`n_probs` log-probabilities at that position (pre-sampling, i.e. the raw model
+  distribution); a candidate token outside that list is read exactly by forcing it with a
+  logit bias (the reported log-probability is still the raw one). Requests that extend the last
+  one reuse the slot's KV cache, so each costs about one token of compute.
+
+The server also listens on a loopback port (its HTTP API); we use it for the chat template and the
+tokenizer, and lock it with a random API key so no other local process can use the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from core.llm.base import LLM, Completion, LLMError, LLMOutputError, Message
+from core.llm.gguf_models import resolve_gguf
+
+HARD_MAX_TOKENS = 4096  # no request generates more, whatever a caller asks: a model that never stops is bounded
+
+
+@dataclass(frozen=True)
+class LlamaCppOptions:
+    """Runtime settings of the embedded server."""
+
+    model: str = ""  # "small" | "default" | "large" | path to a .gguf ("" = default)
+    cache_dir: str = ""
+    threads: int = 0  # 0 = all cores
+    n_ctx: int = 4096  # context per slot (tokens)
+    slots: int = 2  # sequences served at once
+    n_probs: int = 40  # top log-probabilities read per scoring request
+    gpu_layers: int = 0  # > 0 offloads layers where the wheel has a GPU backend
+
+
+def clean_text(text) -> str:
+    """Model output as valid text: bytes decoded with replacement, lone surrogates replaced."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return (text or "").encode("utf-8", errors="replace").decode("utf-8")
+
+
+class LlamaCppLLM(LLM):
+    supports_scoring = True
+
+    def __init__(self, options: LlamaCppOptions = LlamaCppOptions()) -> None:
+        super().__init__()
+        try:
+            import xllamacpp
+        except ImportError as err:
+            raise LLMError("the embedded runtime is missing: pip install xllamacpp (or run `make install`)") from err
+        t0 = time.perf_counter()
+        path, self.label = resolve_gguf(options.model, options.cache_dir)
+        self.options = options
+        self.path = path
+        self.name = self.label
+        self.threads = options.threads or os.cpu_count() or 1
+        self._key = secrets.token_hex(16)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_parallel = max(1, options.slots)
+        params.n_ctx = options.n_ctx * params.n_parallel  # llama.cpp splits the context between slots
+        params.cpuparams.n_threads = self.threads
+        params.cpuparams_batch.n_threads = self.threads
+        params.n_gpu_layers = options.gpu_layers
+        params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
+        params.api_keys = [self._key]
+        try:
+            self.server = xllamacpp.Server(params)
+        except (RuntimeError, ValueError) as err:
+            raise LLMError(f"llama.cpp could not load {path}: {err}") from err
+        self.address = self.server.listening_address.rstrip("/")
+        self.load_seconds = time.perf_counter() - t0
+        self._active = 0
+        self._active_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max(1, options.slots), thread_name_prefix="llamacpp")
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _http(self, path: str, body: dict) -> dict:
+        request = urllib.request.Request(
+            self.address + path, data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read())
+        except (urllib.error.URLError, OSError) as err:
+            raise LLMError(f"embedded llama.cpp server did not answer {path}: {err}") from err
+
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        return self._http("/tokenize", {"content": text, "add_special": False, "parse_special": special})["tokens"]
+
+    def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
+        """The chat-templated prompt (ending with the assistant header) as token ids."""
+        rendered = self._http("/apply-template", {"messages": [{"role": m.role, "content": m.content} for m in messages]})
+        return self.tokenize(rendered["prompt"], special=True)
+
+    def pending(self) -> int:
+        """Requests being served or waiting now (all users): the Chat page shows a queue from it."""
+        return self._active
+
+    def _call(self, handler, request: dict, callback=None) -> dict | None:
+        with self._active_lock:
+            self._active += 1
+        try:
+            out = handler(request, callback) if callback else handler(request)
+        except ValueError as err:  # xllamacpp rejects malformed requests this way
+            raise LLMError(f"llama.cpp rejected the request: {err}") from err
+        finally:
+            with self._active_lock:
+                self._active -= 1
+        if isinstance(out, dict) and "error" in out:
+            error = out["error"]
+            raise LLMError(f"llama.cpp: {error.get('message', error) if isinstance(error, dict) else error}")
+        return out
+
+    # -- context window ------------------------------------------------------------------------
+    def fit_messages(self, messages: list[Message], max_tokens: int) -> tuple[list[Message], int]:
+        """Drop the oldest non-system messages until the prompt and `max_tokens` fit the slot's
+        context; the last message is cut from its start if it alone is too long. Returns the
+        messages and how many were dropped or cut (0 = unchanged)."""
+        budget = self.options.n_ctx - max_tokens - 8
+        if budget < 64:
+            raise LLMError(f"max tokens {max_tokens} leaves no room for a prompt in a {self.options.n_ctx}-token context")
+        msgs = list(messages)
+        if len(self.prompt_ids(msgs)) <= budget:
+            return msgs, 0
+        dropped = 0
+        while len(msgs) > 1 and len(self.prompt_ids(msgs)) > budget:
+            at = next((i for i, m in enumerate(msgs[:-1]) if m.role != "system"), None)
+            if at is None:
+                break
+            del msgs[at]
+            dropped += 1
+        while len(self.prompt_ids(msgs)) > budget and len(msgs[-1].content) > 16:
+            last = msgs[-1]
+            msgs[-1] = Message(last.role, last.content[len(last.content) // 4 :])  # keep the end: the question
+            dropped += 1
+        return msgs, dropped
+
+    def _request(self, messages: list[Message], temperature: float, max_tokens: int, stop) -> tuple[dict, int]:
+        max_tokens = max(1, min(int(max_tokens), HARD_MAX_TOKENS, self.options.n_ctx // 2))
+        fitted, cut = self.fit_messages(messages, max_tokens)
+        request = {
+            "messages": [{"role": m.role, "content": m.content} for m in fitted],
+            "max_tokens": max_tokens,
+            "temperature": float(temperature),
+            "cache_prompt": True,
+        }
+        if temperature > 0:
+            request["top_p"] = 0.95
+        if stop:
+            request["stop"] = list(stop)[:4]
+        return request, cut
+
+    # -- the protocol --------------------------------------------------------------------------
+    def _complete_one(self, messages: list[Message], temperature: float, max_tokens: int, stop, extra: dict | None = None) -> Completion:
+        t0 = time.perf_counter()
+        request, cut = self._request(messages, temperature, max_tokens, stop)
+        request.update(extra or {})
+        out = self._call(self.server.handle_chat_completions, request)
+        choice = out["choices"][0]
+        usage = out.get("usage", {})
+        return Completion(clean_text(choice["message"].get("content")), self.name, time.perf_counter() - t0,
+                          usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), truncated=cut,
+                          finish_reason=choice.get("finish_reason") or "")
+
+    def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
+        if len(batch) == 1:
+            return [self._complete_one(batch[0], temperature, max_tokens, stop)]
+        # The server batches concurrent requests (one decode step for all slots).
+        futures = [self._pool.submit(self._complete_one, m, temperature, max_tokens, stop) for m in batch]
+        return [f.result() for f in futures]
+
+    def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> str:
+        fmt = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+        return self._complete_one(messages, temperature, max_tokens, None, {"response_format": fmt}).text
+
+    def stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None,
+               cancel: threading.Event | None = None) -> Iterator[str]:
+        """Yield the reply's text pieces as they are generated. Setting `cancel` (or closing the
+        generator) stops the generation at the next token."""
+        from core.llm.base import as_messages
+
+        self._count(1)
+        request, cut = self._request(as_messages(messages), temperature, max_tokens, stop)
+        request["stream"] = True
+        cancel = cancel or threading.Event()
+        pieces: queue.Queue = queue.Queue()
+        done = object()
+
+        def on_chunk(chunk) -> bool:
+            if isinstance(chunk, str):
+                chunk = json.loads(chunk)
+            if "error" in chunk:
+                pieces.put(LLMError(f"llama.cpp: {chunk['error']}"))
+                return True
+            for choice in chunk.get("choices", []):
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    pieces.put(clean_text(text))
+            return cancel.is_set()
+
+        def run() -> None:
+            try:
+                self._call(self.server.handle_chat_completions, request, on_chunk)
+            except LLMError as err:
+                pieces.put(err)
+            finally:
+                pieces.put(done)
+
+        self.last_stream_truncated = cut
+        worker = threading.Thread(target=run, name="llamacpp-stream", daemon=True)
+        worker.start()
+        try:
+            while (piece := pieces.get()) is not done:
+                if isinstance(piece, LLMError):
+                    raise piece
+                yield piece
+        finally:
+            cancel.set()  # a consumer that stops early (Stop button, closed page) ends the generation
+
+    # -- scoring -------------------------------------------------------------------------------
+    def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
+        prompt = self.prompt_ids(messages)
+        conts = [self.tokenize(c) or [self._end_token()] for c in candidates]
+        dists: dict[tuple[int, ...], dict[int, float]] = {}
+        for prefix in _trie_prefixes(conts):  # depth-first: each request extends the last one
+            dists[prefix] = self._next_token_logprobs(prompt + list(prefix))
+        scores = []
+        for cont in conts:
+            total = 0.0
+            for j, token in enumerate(cont):
+                prefix = tuple(cont[:j])
+                lp = dists[prefix].get(token)
+                if lp is None:
+                    lp = self._forced_logprob(prompt + list(prefix), token)
+                    dists[prefix][token] = lp
+                total += lp
+            scores.append(total)
+        return scores
+
+    def _completion(self, prompt_ids: list[int], **params) -> dict:
+        request = {"prompt": prompt_ids, "n_predict": 1, "temperature": 0.0, "cache_prompt": True, **params}
+        out = self._call(self.server.handle_completions, request)
+        return out["choices"][0]["logprobs"]["content"][0]
+
+    def _next_token_logprobs(self, prompt_ids: list[int]) -> dict[int, float]:
+        first = self._completion(prompt_ids, n_probs=self.options.n_probs)
+        return {t["id"]: t["logprob"] for t in first["top_logprobs"]}
+
+    def _forced_logprob(self, prompt_ids: list[int], token: int) -> float:
+        """The raw log-probability of `token` next: sampling is forced onto it by a logit bias,
+        while the reported log-probability comes from the unbiased distribution."""
+        first = self._completion(prompt_ids, n_probs=1, logit_bias=[[token, 100.0]])
+        if first["id"] != token:
+            raise LLMOutputError(f"llama.cpp did not take the forced token {token}")
+        return first["logprob"]
+
+    def _end_token(self) -> int:
+        if not hasattr(self, "_eot"):
+            self._eot = self.tokenize("<|im_end|>", special=True)[-1]
+        return self._eot
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+        server = getattr(self, "server", None)
+        self.server = None
+        del server  # the server stops when its object is freed
+
+
+def _trie_prefixes(conts: list[list[int]]) -> list[tuple[int, ...]]:
+    """Every distinct proper prefix of the candidates (the empty one first), in depth-first order,
+    so consecutive scoring requests share the longest possible cached prefix."""
+    seen: set[tuple[int, ...]] = set()
+    order: list[tuple[int, ...]] = []
+    for cont in sorted(conts):
+        for j in range(len(cont)):
+            prefix = tuple(cont[:j])
+            if prefix not in seen:
+                seen.add(prefix)
+                order.append(prefix)
+    return order

@@ -1,0 +1,104 @@
+"""A tiny OpenAI-compatible HTTP server on 127.0.0.1 for tests: answers /v1/chat/completions the
+way a real endpoint would, or fails the way real ones do (hangs, 401, 429, 500, malformed JSON).
+
+    with LLMStub() as stub:            # stub.url is the base URL, e.g. http://127.0.0.1:PORT/v1
+        stub.mode = "hang"             # "ok" | "hang" | "401" | "429" | "500" | "bad-json" | "empty"
+        ...
+        stub.requests                  # the JSON bodies received, in order
+        stub.headers                   # the request headers, in order (to check which key was sent)
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def _last_user_text(body: dict) -> str:
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            return str(message.get("content", ""))
+    return ""
+
+
+class LLMStub:
+    def __init__(self, reply=lambda body: f"You said: {_last_user_text(body)[:200]}", hang_s: float = 30.0) -> None:
+        self.mode = "ok"
+        self.reply = reply  # body -> reply text, in mode "ok"
+        self.hang_s = hang_s
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.in_flight = threading.Event()  # set while a request is being answered (for kill tests)
+        self._release = threading.Event()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                stub.requests.append(body)
+                stub.headers.append(dict(self.headers))
+                stub.in_flight.set()
+                try:
+                    stub._answer(self, body)
+                finally:
+                    stub.in_flight.clear()
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
+
+            def _send(self, status: int, payload, raw: bytes | None = None) -> None:
+                data = raw if raw is not None else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._handler = Handler
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def _answer(self, h, body: dict) -> None:
+        mode = self.mode
+        if mode == "hang":
+            self._release.wait(self.hang_s)
+            return h._send(200, _completion(body, "late"))
+        if mode in ("401", "429", "500"):
+            message = {"401": "Incorrect API key provided", "429": "Rate limit reached", "500": "internal error"}[mode]
+            return h._send(int(mode), {"error": {"message": message, "type": "stub", "code": mode}})
+        if mode == "bad-json":
+            return h._send(200, None, raw=b'{"id": "x", "choices": [ {"message": ')
+        if mode == "empty":
+            return h._send(200, {"id": "x", "object": "chat.completion", "choices": [], "model": "stub"})
+        return h._send(200, _completion(body, self.reply(body)))
+
+    def release(self) -> None:
+        """Let hanging requests finish (so a test does not wait for hang_s at shutdown)."""
+        self._release.set()
+
+    def __enter__(self) -> "LLMStub":
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _completion(body: dict, text: str) -> dict:
+    return {
+        "id": f"stub-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()), "model": "stub",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

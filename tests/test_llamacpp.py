@@ -1,0 +1,112 @@
+"""The embedded llama.cpp backend against the real SmolLM2-135M GGUF (chat, JSON schema, streaming,
+scoring, the context window), and its scoring against the transformers backend on the same file."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from core.llm.base import LLMError, Message
+from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions, _trie_prefixes, clean_text
+
+
+def test_trie_prefixes_are_distinct_and_depth_first():
+    assert _trie_prefixes([[1, 2, 3], [1, 2, 4], [5]]) == [(), (1,), (1, 2)]
+    assert _trie_prefixes([[7]]) == [()]
+
+
+def test_clean_text_never_returns_invalid_utf8():
+    assert clean_text(b"caf\xc3\xa9 \xff") == "café \ufffd"
+    assert clean_text("a\udc80b").encode("utf-8")  # a lone surrogate would raise here
+    assert clean_text(None) == ""
+
+
+@pytest.fixture(scope="module")
+def small():
+    llm = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=2, threads=2))
+    yield llm
+    llm.close()
+
+
+def test_chat_and_batch(small):
+    reply = small.chat("Alice lives in Lisbon. Where does Alice live?", temperature=0.0, max_tokens=16)
+    assert "Lisbon" in reply.text
+    assert reply.completion_tokens <= 16 and reply.prompt_tokens > 5
+    batch = small.chat_batch(["Say hello.", "Name a colour."], temperature=0.0, max_tokens=8)
+    assert len(batch) == 2 and all(c.text for c in batch)
+
+
+def test_json_follows_the_schema_by_grammar(small):
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+              "required": ["name", "age"], "additionalProperties": False}
+    value = small.json("Bob is 4 years old. Give his name and age as JSON.", schema, max_tokens=40)
+    assert set(value) == {"name", "age"} and isinstance(value["age"], int)
+
+
+def test_stream_yields_pieces_and_cancel_stops_it(small):
+    pieces = list(small.stream("Count from one to ten in words.", temperature=0.0, max_tokens=24))
+    assert len(pieces) > 3
+    assert "".join(pieces).strip() == small.chat("Count from one to ten in words.", temperature=0.0, max_tokens=24).text
+    cancel = threading.Event()
+    got = []
+    for piece in small.stream("Write a long story about a dragon.", temperature=0.0, max_tokens=200, cancel=cancel):
+        got.append(piece)
+        if len(got) == 3:
+            cancel.set()
+    assert len(got) < 20  # stopped within a few tokens of the cancel, not at 200
+
+
+def test_scoring_prefers_the_supported_answer(small):
+    scores = small.score("Alice lives in Lisbon. Where does Alice live? Answer with the city.", ["Lisbon", "Tokyo", "Lisbon, Portugal", ""])
+    assert scores[0] > scores[1]
+    assert all(s < 0 for s in scores)
+    index, _ = small.choose("Is the sky blue on a clear day? Answer yes or no.", ["yes", "no"])
+    assert index == 0
+
+
+def test_a_prompt_beyond_the_context_is_cut_and_said_so(small):
+    messages = [Message("system", "You are brief.")] + [Message("user", f"Fact {i}: " + "word " * 60) for i in range(30)]
+    messages.append(Message("user", "What is fact 29 about?"))
+    reply = small.chat(messages, temperature=0.0, max_tokens=8)
+    assert reply.truncated > 0
+    assert small.chat("hi", temperature=0.0, max_tokens=5000).completion_tokens <= 512  # bounded: half the context at most
+    with pytest.raises(LLMError, match="no room"):
+        small.fit_messages([Message("user", "hi")], 1000)  # leaves no room in a 1024-token context
+
+
+def test_a_corrupt_model_file_is_refused_clearly(tmp_path):
+    fake = tmp_path / "broken.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 64)
+    with pytest.raises(LLMError, match="could not load"):
+        LlamaCppLLM(LlamaCppOptions(model=str(fake)))
+
+
+@pytest.mark.slow
+def test_scores_rank_candidates_as_transformers_does_on_the_same_gguf(small, local_llm):
+    """Both backends run SmolLM2-135M from the one GGUF file: llama.cpp's trie route must order
+    the candidates as transformers' teacher-forced log-likelihoods do."""
+    cases = [
+        ("Alice lives in Lisbon. Where does Alice live? Answer with the city.", ["Lisbon", "Tokyo", "Paris", "a small town"]),
+        ("Rate how relevant 'cats' is to 'pets' from 0 to 10.", [str(k) for k in range(11)]),
+        ("Which action comes next?", ["EXPAND_ENTITY", "FIND_PATH", "THINK", "ANSWER"]),
+    ]
+    for prompt, candidates in cases:
+        a = small.score(prompt, candidates)
+        b = local_llm.score(prompt, candidates)
+        assert max(range(len(a)), key=a.__getitem__) == max(range(len(b)), key=b.__getitem__), (prompt, a, b)
+        for x, y in zip(a, b):
+            assert abs(x - y) < 0.6 + 0.15 * abs(y), (prompt, a, b)  # same model, other kernels and quantisation paths
+
+
+@pytest.mark.slow
+def test_default_model_answers_a_recall_question():
+    llm = LlamaCppLLM(LlamaCppOptions(model="default", n_ctx=2048, slots=1))
+    try:
+        messages = [Message("user", "Hi, my name is Alice and I live in Lisbon. I have two cats."),
+                    Message("assistant", "Nice to meet you, Alice!"),
+                    Message("user", "Where do I live, and how many cats do I have?")]
+        text = llm.chat(messages, temperature=0.0, max_tokens=40).text
+        assert "Lisbon" in text and ("two" in text.lower() or "2" in text)
+    finally:
+        llm.close()
