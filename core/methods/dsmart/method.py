@@ -29,7 +29,7 @@ class DsmMemoryMixin:
 
     def init_memory(self) -> None:
         self.memory = DynamicStructuredMemory(self.tools.llm, strong=self.tools.strong, config=self.memory_config(),
-                                              spacy_model=self.tools.spacy_model)
+                                              spacy_model=self.tools.spacy_model, embedder=self.tools.embedder)
         self._pending_user = None
         self._rounds = 0
 
