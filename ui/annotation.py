@@ -74,7 +74,7 @@ def _move(store: AnnotationStore, task_id: str, annotator: str, me: str, current
 
 
 def _give(store: AnnotationStore, task_id: str, item: Item, annotator: str, me: str, label: str) -> None:
-    evidence = [p.id for p in item.evidence if st.session_state.get(_field("ev", task_id, item.item_id, p.id))]
+    evidence = [item.evidence[k - 1].id for k in st.session_state.get(_field("ev", task_id, item.item_id)) or []]
     try:
         store.label(task_id, item.item_id, annotator, label, owner=me, evidence=evidence,
                     not_claim=bool(st.session_state.get(_field("nc", task_id, item.item_id))),
@@ -123,20 +123,24 @@ def _context(item: Item) -> None:
 
 
 def _evidence(task_id: str, item: Item, mine: Label | None, adjudication: bool) -> None:
+    """The passages as one block of text and one multi-select of their numbers: two elements
+    rather than two per passage, which keeps each item quick to draw."""
     if not item.evidence:
         st.caption("No evidence passages with this item.")
         return
     if not st.session_state.get(SHOW_EVIDENCE, True):
         st.caption(f"{len(item.evidence)} evidence passages hidden (press e to show them).")
         return
-    st.markdown(f"**Evidence passages** ({len(item.evidence)}): tick those that support or refute the fact.")
-    chosen = set(mine.evidence) if mine else set()
+    blocks = [f"**Evidence passages** ({len(item.evidence)})"]
     for k, passage in enumerate(item.evidence, start=1):
         gold = " (gold evidence)" if adjudication and passage.id in item.gold_evidence else ""
         title = " · ".join(x for x in (passage.title, passage.section) if x)
-        st.checkbox(f"{k}. {literal(title) or 'Passage'}{gold}", value=passage.id in chosen,
-                    key=_field("ev", task_id, item.item_id, passage.id))
-        st.markdown(literal(passage.text))
+        blocks.append(f"**{k}.**{gold} " + (f"{literal(title)}: " if title else "") + literal(passage.text))
+    st.markdown("\n\n".join(blocks))
+    chosen = set(mine.evidence) if mine else set()
+    st.pills("Passages that are evidence for your label", list(range(1, len(item.evidence) + 1)), selection_mode="multi",
+             default=[k for k, p in enumerate(item.evidence, start=1) if p.id in chosen],
+             key=_field("ev", task_id, item.item_id))
 
 
 def _judgments(store: AnnotationStore, task_id: str, item: Item, annotator: str, mine: Label | None, me: str,

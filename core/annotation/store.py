@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 import uuid
 from contextlib import closing, contextmanager
@@ -108,6 +109,8 @@ class AnnotationStore:
         self.path = Path(path)
         self.limits = limits
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
         with closing(sqlite3.connect(self.path, timeout=30)) as db:
             db.execute("PRAGMA journal_mode=WAL")  # kept in the file: every later connection uses it
         with self._write() as db:  # one process migrates at a time; a killed migration rolls back whole
@@ -123,14 +126,36 @@ class AnnotationStore:
                 db.execute("UPDATE annotation_schema SET version=?", (i,))
 
     # -- connections ------------------------------------------------------------------------------
+    # Opening an SQLite file costs milliseconds (schema, WAL index) and a fresh connection's first
+    # commit far more than a warm one's, so a few connections are kept and lent out, one caller at a
+    # time (check_same_thread=False is safe that way). Every operation still runs in its own
+    # transaction, so the store is shared safely between Streamlit's threads.
+    _POOL = 4
+
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA foreign_keys=ON")
         return db
 
     @contextmanager
+    def _lend(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            db = self._idle.pop() if self._idle else None
+        db = db or self._open()
+        try:
+            yield db
+        except sqlite3.DatabaseError:
+            db.close()  # a broken connection is not lent again
+            raise
+        with self._lock:
+            if len(self._idle) < self._POOL:
+                self._idle.append(db)
+                return
+        db.close()
+
+    @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with closing(self._open()) as db:
+        with self._lend() as db:
             db.execute("BEGIN")  # one consistent snapshot for the whole read
             try:
                 yield db
@@ -141,7 +166,7 @@ class AnnotationStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE: take the write lock up front (waiting up to 30 s for another writer), so a
         read-then-write never fails half-way with SQLITE_BUSY; commit on success, roll back on error."""
-        with closing(self._open()) as db:
+        with self._lend() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
