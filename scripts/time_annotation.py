@@ -23,10 +23,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from core.annotation import AnnotationStore, ImportBatch  # noqa: E402
-from core.annotation.formats import read_path  # noqa: E402
-from tests.app_process import AppProcess  # noqa: E402
-from tests.browser_annotation import press, sign_in, timed_press, wait_item  # noqa: E402
+from core.annotation import AnnotationStore, ImportBatch
+from core.annotation.formats import read_path
+from tests.app_process import AppProcess
+from tests.browser_annotation import press, sign_in, timed_press, wait_item
 
 OWNER = "ws:timing"
 

@@ -53,8 +53,8 @@ def press(page, key: str, expect_item: str | None = None) -> None:
 # In the page: from the key's keydown event (its timeStamp) to the first DOM change that shows another
 # item id ("shown"), and to the end of the run (no status widget, buttons mounted: "idle").
 ARM_TIMER = """() => {
-  const shown = %s;
-  const idle = %s;
+  const shown = SHOWN;
+  const idle = IDLE;
   const before = shown();
   let t0 = null, tShown = null;
   window.__annTiming = new Promise((resolve) => {
@@ -73,7 +73,7 @@ ARM_TIMER = """() => {
     const obs = new MutationObserver(check);
     obs.observe(document.body, {subtree: true, childList: true, characterData: true});
   });
-}""" % (_SHOWN, _IDLE)
+}""".replace("SHOWN", _SHOWN).replace("IDLE", _IDLE)
 
 
 def timed_press(page, key: str) -> dict:

@@ -14,7 +14,7 @@ from core.annotation.formats import read_path
 from tests.app_process import AppProcess
 from tests.browser_annotation import press, shown_item, sign_in, wait_item
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]  # a hang fails, not blocks CI
 
 SAMPLE = Path(__file__).resolve().parent / "fixtures" / "annotation_hybridial_sample.json"
 LAB = "ws:lab"

@@ -76,7 +76,7 @@ def test_bad_files_are_refused_with_a_clear_message(name, data, message):
 def test_a_10_mb_file_is_refused_before_parsing():
     row = json.dumps({"id": "x", "fact": "y" * 1000}) + "\n"
     data = (row * (10 * 1024 * 1024 // len(row) + 1)).encode()
-    with pytest.raises(AnnotationError, match=r"10\.\d MB; the limit is 8\.4 MB. Split it"):
+    with pytest.raises(AnnotationError, match=r"10\.\d MB; the limit is 8\.0 MB. Split it"):
         read_bytes("big.jsonl", data)
 
 
@@ -168,7 +168,7 @@ def cli(capsys):
 def test_command_line(tmp_path, cli):
     db = str(tmp_path / "cli.sqlite3")
     out = subprocess.run([sys.executable, "-m", "core", "annotation", "import", "--db", db, "--task", "t", str(SAMPLE)],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+                         cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["items_added"] == 6  # the module entry point itself, once
     labels = tmp_path / "labels.jsonl"

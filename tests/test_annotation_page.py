@@ -87,7 +87,7 @@ def test_import_label_with_shortcuts_resume_and_export(store):
     assert current_item(at) == "hd-3"
     # user text is shown as text: the fact's <script> is Markdown-escaped, the response's is HTML-escaped
     assert "<script>alert('fact')</script> It is safe." in text(at)
-    html = [h.proto.body for h in at.get("html")][0]
+    html = next(h.proto.body for h in at.get("html") if "white-space" in h.proto.body)
     assert "&lt;script&gt;alert(&#x27;xss&#x27;)&lt;/script&gt;" in html and "<script>" not in html
     assert not any(h.proto.unsafe_allow_javascript for h in at.get("html"))
     at.button(key=BUTTON_KEYS["label:Refutes"]).click().run()  # "2"
@@ -164,7 +164,7 @@ def test_bad_imports_store_nothing_and_owners_are_apart(store):
     assert store.list_tasks(owner=ALICE) == []
     big = b'{"id": "a", "fact": "' + b"x" * (9 * 1024 * 1024) + b'"}\n'
     import_sample(at, data=big, name="big.jsonl")
-    assert "the limit is 8.4 MB" in text(at)
+    assert "the limit is 8.0 MB" in text(at)
     assert store.list_tasks(owner=ALICE) == []
     import_sample(at)
     task = store.find_task("study", owner=ALICE)
@@ -180,3 +180,32 @@ def test_bad_imports_store_nothing_and_owners_are_apart(store):
     guessed.run()
     assert not guessed.exception and not guessed.sidebar.selectbox
     assert "hd-1" not in text(guessed)
+
+
+def test_tasks_from_a_server_data_set_and_from_a_chat(store, monkeypatch):
+    from core.dialogue import Reply, Turn
+    from core.store import Store
+
+    monkeypatch.setenv("WORKBENCH_ANNOTATION_DATA", str(SAMPLE.parent))
+    at = page(ALICE)
+    at.radio(key="ann_source").set_value("A data set on this server").run()
+    options = at.selectbox(key="ann_server_file").options
+    assert "fixtures/annotation_hybridial_sample.json" in options
+    at.selectbox(key="ann_server_file").set_value(SAMPLE).run()
+    at.button(key="ann_import").click().run()
+    assert not at.exception and store.find_task("annotation_hybridial_sample", owner=ALICE).items == 6
+
+    chats = Store(store.path)
+    cid = chats.create_conversation("Lisbon chat", owner=ALICE)
+    chats.add_turn(cid, Turn("user", "Where is Lisbon?"), owner=ALICE)
+    chats.add_turn(cid, Turn("assistant", "Lisbon is in Portugal. It is the capital."),
+                   Reply("Lisbon is in Portugal. It is the capital.", "base", "m"), owner=ALICE)
+    at.radio(key="ann_source").set_value("A chat of this workspace").run()
+    at.button(key="ann_import").click().run()
+    task = store.find_task("Lisbon chat", owner=ALICE)
+    assert [i.fact for i in store.items(task.id, owner=ALICE)] == ["Lisbon is in Portugal.", "It is the capital."]
+    assert "2 items added" in text(at)
+    # Bob's chat list holds none of Alice's chats
+    bob = page(BOB)
+    bob.radio(key="ann_source").set_value("A chat of this workspace").run()
+    assert "No chat in this workspace yet." in text(bob)

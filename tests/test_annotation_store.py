@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from core.annotation import AnnotationError, AnnotationStore, ImportBatch, Item, Label, Limits, Passage
+from core.annotation import AnnotationError, AnnotationStore, ImportBatch, Item, Limits, Passage
 from core.annotation.formats import batch_from_rows
 
 ME, OTHER = "ws:lab", "ws:elsewhere"

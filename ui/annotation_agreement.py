@@ -23,7 +23,7 @@ def confusion_figure(matrix, rows: str, columns: str) -> go.Figure:
                                showscale=False, hovertemplate="row %{y}, column %{x}: %{z}<extra></extra>"))
     # plotly reads a few HTML tags in titles: the names (already restricted to plain characters) are escaped too
     fig.update_layout(xaxis_title=html.escape(columns), yaxis_title=html.escape(rows), yaxis_autorange="reversed",
-                      height=300, margin=dict(l=10, r=10, t=10, b=10))
+                      height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return fig
 
 

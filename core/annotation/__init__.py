@@ -2,8 +2,19 @@
 (Cohen's kappa, Krippendorff's alpha) and import/export. See docs/annotation.md."""
 
 from core.annotation.model import (
-    ADJUDICATED, DEFAULT_LIMITS, LABELS, Adjudication, AnnotationError, ImportBatch, ImportReport, Item, Label, Limits,
-    Passage, TaskInfo, check_annotator,
+    ADJUDICATED,
+    DEFAULT_LIMITS,
+    LABELS,
+    Adjudication,
+    AnnotationError,
+    ImportBatch,
+    ImportReport,
+    Item,
+    Label,
+    Limits,
+    Passage,
+    TaskInfo,
+    check_annotator,
 )
 from core.annotation.store import VIEWS, AnnotationStore
 

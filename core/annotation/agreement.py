@@ -19,8 +19,8 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 import numpy as np
 

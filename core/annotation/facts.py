@@ -8,7 +8,7 @@ pass that one instead."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from core.annotation.model import Item, Passage
 from core.dialogue import Reply, Turn

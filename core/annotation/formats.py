@@ -24,13 +24,24 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from core.annotation.facts import locate
 from core.annotation.model import (
-    ADJUDICATED, DEFAULT_LIMITS, Adjudication, AnnotationError, ImportBatch, Item, Label, Limits, Passage,
-    check_annotator, check_text, normalize_label,
+    ADJUDICATED,
+    DEFAULT_LIMITS,
+    Adjudication,
+    AnnotationError,
+    ImportBatch,
+    Item,
+    Label,
+    Limits,
+    Passage,
+    check_annotator,
+    check_text,
+    normalize_label,
 )
 
 EXPORT_COLUMNS = (

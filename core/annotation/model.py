@@ -27,7 +27,7 @@ class Limits:
     """Bounds on what an import or a label may hold. A file over `max_bytes` is refused before it is
     parsed; split it and import the parts into the same task (imports merge)."""
 
-    max_bytes: int = 8 * 1024 * 1024
+    max_bytes: int = 8_000_000
     max_items: int = 5000  # per import and per task
     max_passages: int = 20
     max_id_chars: int = 200
@@ -84,7 +84,7 @@ class Item:
         }
 
     @classmethod
-    def from_content(cls, item_id: str, data: dict, position: int = -1, version: int = 1) -> "Item":
+    def from_content(cls, item_id: str, data: dict, position: int = -1, version: int = 1) -> Item:
         return cls(
             item_id=item_id, fact=data["fact"], response=data.get("response", ""), query=data.get("query", ""),
             history=tuple((str(s), str(t)) for s, t in data.get("history", [])),
@@ -108,7 +108,7 @@ class Label:
     item_version: int = 1  # the item's version when the label was given
     created_at: float = 0.0
 
-    def same_judgment(self, other: "Label") -> bool:
+    def same_judgment(self, other: Label) -> bool:
         return (self.label, tuple(sorted(self.evidence)), self.not_claim, self.comment) == (
             other.label, tuple(sorted(other.evidence)), other.not_claim, other.comment)
 

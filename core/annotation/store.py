@@ -21,15 +21,28 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 
 from core.annotation import formats
 from core.annotation.model import (
-    ADJUDICATED, DEFAULT_LIMITS, LABELS, Adjudication, AnnotationError, ImportBatch, ImportReport, Item, Label, Limits,
-    TaskInfo, check_annotator, check_task_name, check_text, normalize_label,
+    ADJUDICATED,
+    DEFAULT_LIMITS,
+    LABELS,
+    Adjudication,
+    AnnotationError,
+    ImportBatch,
+    ImportReport,
+    Item,
+    Label,
+    Limits,
+    TaskInfo,
+    check_annotator,
+    check_task_name,
+    check_text,
+    normalize_label,
 )
 from core.store import SHARED_OWNER, check_owner
 
@@ -347,7 +360,7 @@ class AnnotationStore:
     def _check_evidence(item: Item, evidence: tuple[str, ...]) -> None:
         unknown = set(evidence) - {p.id for p in item.evidence}
         if unknown:
-            raise AnnotationError(f"item {item.item_id!r} has no evidence passage {sorted(unknown)[0]!r}")
+            raise AnnotationError(f"item {item.item_id!r} has no evidence passage {min(unknown)!r}")
 
     @staticmethod
     def _put_label(db: sqlite3.Connection, task_id: str, label: Label, version: int, at: float, via: str) -> None:
