@@ -302,6 +302,13 @@ def _interactive(session) -> int:
         print(("" if streamed else record["reply"]) + f"   [{record['seconds']:.1f} s]")
 
 
+# -- annotation ------------------------------------------------------------------------------------
+def _add_annotation(sub) -> None:
+    from core.annotation.cli import add_parser
+
+    add_parser(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Dialogue memory and factuality workbench")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -310,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_chat(sub)
     _add_models(sub)
     _add_train_nli(sub)
+    _add_annotation(sub)
     return parser
 
 
