@@ -312,6 +312,8 @@ class Clauses:
         relation), but '5 pounds' even where the tagger reads money."""
         if tok.ent_type_ == "TIME":
             return not self.is_clock(tok)
+        if tok.ent_type_ == "DATE":  # '3 months' is a duration; '5 May 1990' and 'the 1990s' are dates
+            return tok.head.lemma_.lower() in lx.TIME_UNITS
         if tok.ent_type_ in ("MONEY", "PERCENT"):
             return tok.dep_ == "nummod" and tok.head.pos_ == "NOUN" and tok.head.ent_type_ == tok.ent_type_
         return True
