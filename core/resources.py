@@ -17,14 +17,19 @@ import numpy as np
 
 from core.paths import MissingResource, packaged_embedder_dir
 
-_load_lock = threading.Lock()
+# One lock for every model load in the process: importing torch/transformers from two threads at
+# once fails (transformers' lazy module raised "cannot import name 'AutoModelForCausalLM'" when the
+# warm-up loaded the embedder while a chat loaded the LLM), so loads run one at a time. Re-entrant,
+# so a warm-up step can hold it around a load and the model's first pass.
+_load_lock = threading.RLock()
 T = TypeVar("T")
 
 
 def load_once(loader: Callable[..., T]) -> Callable[..., T]:
     """Cache a model loader that several threads may call at once (the app's background warm-up and
     a user's first query): concurrent calls with the same arguments load once, the others wait for
-    that load; calls with other arguments do not wait. (functools.lru_cache would run both.)"""
+    that load (functools.lru_cache would run both). Loads of different models run one after the
+    other (`_load_lock`). A loader must not call another `load_once` loader (lock order)."""
     signature = inspect.signature(loader)
     values: dict = {}
     locks: dict = {}
@@ -43,7 +48,8 @@ def load_once(loader: Callable[..., T]) -> Callable[..., T]:
             with guard:
                 if key in values:
                     return values[key]
-            value = loader(*args, **kwargs)
+            with _load_lock:
+                value = loader(*args, **kwargs)
             with guard:
                 values[key] = value
             return value
@@ -113,6 +119,12 @@ class HashingEmbedder(Embedder):
             for gram in words + [a + " " + b for a, b in zip(words, words[1:])]:
                 out[row, zlib.crc32(gram.encode()) % self.dim] += 1.0
         return normalise(out)
+
+
+def loading():
+    """The process's model-load lock, for code that must not run beside a load (a warm-up step
+    holding it around a load and the model's first forward pass)."""
+    return _load_lock
 
 
 @load_once

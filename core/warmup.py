@@ -3,7 +3,9 @@ first query does not pay for them.
 
 The loaders are the cached ones of `core.resources` (and `core.metrics.nli`), which load once even
 when a user's query asks for a model the warm-up is still loading: the query then waits for that
-one load instead of starting a second. Each step also runs the model once, because the first
+one load instead of starting a second. Loads, and the warm-up's first passes, never run beside
+each other (`core.resources.loading`): importing torch/transformers from two threads at once fails.
+(The lock is taken after a load returns, never around one: the loaders take it themselves.) Each step also runs the model once, because the first
 forward pass of a torch model pays for lazy initialisation (about as much as the load itself).
 """
 
@@ -78,18 +80,22 @@ class WarmUp:
 
 def embedder_step(name_or_path: str = "") -> Callable[[], object]:
     def run():
-        from core.resources import load_embedder
+        from core.resources import load_embedder, loading
 
-        return load_embedder(name_or_path).encode(["Warm up the sentence embedder.", "A second sentence."])
+        embedder = load_embedder(name_or_path)
+        with loading():  # the first forward pass imports too: never beside another model's load
+            return embedder.encode(["Warm up the sentence embedder.", "A second sentence."])
 
     return run
 
 
 def spacy_step() -> Callable[[], object]:
     def run():
-        from core.resources import load_spacy
+        from core.resources import load_spacy, loading
 
-        return load_spacy()("My dog Rex lives in Paris.")
+        nlp = load_spacy()
+        with loading():
+            return nlp("My dog Rex lives in Paris.")
 
     return run
 
@@ -106,8 +112,11 @@ def splitter_step() -> Callable[[], object]:
 def nli_step(name_or_path: str = "") -> Callable[[], object]:
     def run():
         from core.metrics.nli import load_nli
+        from core.resources import loading
 
-        return load_nli(name_or_path).judge(["User: My dog is called Rex."], "Your dog is Rex.")
+        scorer = load_nli(name_or_path)
+        with loading():
+            return scorer.judge(["User: My dog is called Rex."], "Your dog is Rex.")
 
     return run
 

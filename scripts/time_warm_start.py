@@ -82,7 +82,8 @@ def first_query(page, url: str, think: float) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-warmup", action="store_true", help="warm start off (WORKBENCH_WARMUP=0)")
-    parser.add_argument("--think", type=float, default=5.0, help="seconds the visitor spends on the page before picking a question")
+    parser.add_argument("--think", type=float, default=5.0,
+                        help="seconds the visitor spends on the page before picking a question")
     parser.add_argument("--fresh-cache", action="store_true", help="empty embedding cache (a new HOME) instead of ~/.cache")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright

@@ -44,6 +44,8 @@ def dialogues(draw, max_turns: int = 12) -> Dialogue:
 
 def json_values(max_leaves: int = 12) -> st.SearchStrategy:
     """Any JSON document."""
-    scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                        max_leaves=max_leaves)
+    scalars = (st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+               | st.text(max_size=20))
+    return st.recursive(
+        scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=max_leaves)

@@ -103,8 +103,8 @@ def test_summary_records_repository_relative_paths(tmp_path, monkeypatch):
     (repo / "assets").mkdir(parents=True)
     monkeypatch.setattr(bench, "portable_path", partial(portable_path, root=repo))
     module = types.ModuleType("tiny_bench")
-    module.run = lambda ctx: bench.BenchResult(results={}, settings={"nli_model": str(repo / "assets" / "nli"),
-                                                                      "nested": {"cache": [repo / "c.sqlite3"]}, "url": "http://x/v1"})
+    settings = {"nli_model": str(repo / "assets" / "nli"), "nested": {"cache": [repo / "c.sqlite3"]}, "url": "http://x/v1"}
+    module.run = lambda ctx: bench.BenchResult(results={}, settings=settings)
     monkeypatch.setitem(sys.modules, "tiny_bench", module)
     monkeypatch.setitem(bench.BENCHMARKS, "tiny", "tiny_bench")
     ctx = bench.BenchContext(name="tiny", data=data, out=tmp_path / "out", methods=["a"], limit=1, seed=0,

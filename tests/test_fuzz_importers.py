@@ -63,7 +63,8 @@ def test_mtbench_refuses_any_lines_with_value_error(scratch, lines):
 def _locomo_doc():
     turn = {"speaker": "Ann", "dia_id": "D1:1", "text": "Hi", "blip_caption": "a cat"}
     conv = {"speaker_a": "Ann", "speaker_b": "Bob", "session_1_date_time": "1 May", "session_1": [turn]}
-    return [{"sample_id": "c", "conversation": conv, "qa": [{"question": "Q", "answer": "A", "evidence": ["D1:1"], "category": 1}]}]
+    qa = [{"question": "Q", "answer": "A", "evidence": ["D1:1"], "category": 1}]
+    return [{"sample_id": "c", "conversation": conv, "qa": qa}]
 
 
 def _longmemeval_doc():

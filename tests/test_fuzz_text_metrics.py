@@ -151,3 +151,44 @@ def test_summaries_average_within_the_range_of_the_turns(rows):
     per_task(rows, metrics=("cs", "der"))
     for method, turns in per_turn(rows).items():
         assert all(entry["n"] >= 1 for entry in turns.values())
+
+
+# -- the LLM judge's rating and the NLI metrics over any replies ------------------------------------
+@given(st.text(max_size=80), st.integers(-3, 14))
+def test_judge_rating_is_the_last_in_range_or_none(text, rating):
+    from core.metrics.judge import parse_rating
+
+    value = parse_rating(text)
+    assert value is None or 1.0 <= value <= 10.0
+    assert parse_rating(f"{text} [[{rating}]]") == (float(rating) if 1 <= rating <= 10 else None)
+
+
+@given(st.lists(dialogue_text(), min_size=1, max_size=4), st.lists(dialogue_text(), max_size=4))
+def test_quality_judge_gives_one_rating_or_none_per_turn(judge_replies, responses):
+    from core.llm.fake import ScriptedLLM
+    from core.metrics.judge import QualityJudge
+
+    samples = [TurnSample((), r) for r in responses]
+    judge = QualityJudge(ScriptedLLM(judge_replies), strong=True)
+    values = judge.turn_values(samples)
+    assert len(values) == len(samples) and judge.failures == sum(v is None for v in values)
+
+
+@given(st.lists(st.tuples(dialogue_text(), dialogue_text()), max_size=5), probabilities)
+def test_cs_and_der_judge_each_distinct_turn_once_within_bounds(pairs, probs):
+    from core.dialogue import USER, Turn
+    from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
+    from core.metrics.nli import NLIJudgement
+
+    class CountingJudge:
+        calls = 0
+
+        def judge_many(self, items):
+            CountingJudge.calls += len(items)
+            return [NLIJudgement(probs, 0, 1, "") for _ in items]
+
+    samples = [TurnSample((Turn(USER, context),), response) for context, response in pairs]
+    nli = TurnNLI(CountingJudge())
+    cs, der = ConsistencyScore(nli).score(samples), EntailmentRate(nli).score(samples)
+    assert CountingJudge.calls == len({(s.context, s.response) for s in samples})  # memoised across metrics
+    assert all(0 <= v <= 1 for v in cs.values + der.values) and len(cs.values) == len(der.values) == len(samples)

@@ -98,8 +98,12 @@ class CachedEmbedder(Embedder):
             return np.stack([self._memory[h] for h in hashes])
 
 
-@load_once
 def shared_cached_embedder(name_or_path: str = "", folder: str = "") -> CachedEmbedder:
     """The process's one cached embedder over `load_embedder(name_or_path)` (a read-only model plus
     its disk cache), safe to ask for from a background index build and a query at once."""
-    return CachedEmbedder(load_embedder(name_or_path), folder or None)
+    return _cached_over(load_embedder(name_or_path), folder)
+
+
+@load_once
+def _cached_over(inner: Embedder, folder: str) -> CachedEmbedder:
+    return CachedEmbedder(inner, folder or None)

@@ -144,9 +144,9 @@ def bind_prefixes(graph: Graph) -> Graph:
 
 
 # rdflib's parsers raise BadSyntax (a SyntaxError), ParserError or ValueError for most malformed
-# input, but IndexError or AssertionError for some truncated input (a lone `0`, `"0`, `@`): all
-# mean the same.
-_RDFLIB_PARSE_ERRORS = (SyntaxError, ParserError, ValueError, IndexError, AssertionError)
+# input, but IndexError, AssertionError or AttributeError for some (a lone `0`, `"0`, `@`, `?:`;
+# found by tests/test_fuzz_importers.py and test_fuzz_dsm.py): all mean the same.
+_RDFLIB_PARSE_ERRORS = (SyntaxError, ParserError, ValueError, IndexError, AssertionError, AttributeError)
 
 
 def parse_rdf(text: str, format: str = "turtle", graph: Graph | None = None) -> Graph:
