@@ -156,13 +156,12 @@ def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu", dt
         return LocalLLM(model, cache_dir=cache_dir, device=device, dtype=dtype)
 
 
-@lru_cache(maxsize=2)
+@load_once
 def load_llamacpp(options=None):
     """The embedded llama.cpp model (core.llm.llamacpp.LlamaCppOptions), loaded once per options."""
     from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
 
-    with _load_lock:
-        return LlamaCppLLM(options or LlamaCppOptions())
+    return LlamaCppLLM(options or LlamaCppOptions())
 
 
 def load_shared_llm(settings, cache_dir: str = ""):
