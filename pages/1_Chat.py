@@ -8,12 +8,15 @@ from core.dialogue import ASSISTANT, USER, Turn
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
 from ui import consistency, replies, resources, state
+from ui import mcts as mcts_ui
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
 store = resources.default_store()
 
 with st.sidebar:
     method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    if method_name == "mcts":
+        mcts_ui.kb_picker()
     conversations = store.list_conversations()
     ids = [None] + [c.id for c in conversations]
     titles = {c.id: f"{c.title} ({c.turns} turns)" for c in conversations}
@@ -42,7 +45,7 @@ def method_for(cid: str):
     """This user's instance of the method for this conversation, caught up with its turns."""
     key = f"method:{cid}:{method_name}"
     if key not in st.session_state:
-        method = create_method(method_name, state.toolkit())
+        method = create_method(method_name, state.toolkit(), mcts_ui.chat_config() if method_name == "mcts" else None)
         saved = store.get_artifact(cid, artifact_kind())
         if saved is not None:
             observed, data = int.from_bytes(saved[:8], "little"), saved[8:]
