@@ -57,7 +57,6 @@ class SearchSettings:
     simulations: int = 24  # ours: selection-expansion-evaluation-backup rounds per tree
     max_seconds: float = 1.5  # ours: wall-clock budget per tree; the search returns what it has
     prior_temperature: float = 0.05  # ours: softmax temperature of the policy over cosine similarities
-    max_group_sentences: int = 4000  # ours: a node group's sentences are cut to the most similar ones
 
 
 @dataclass(frozen=True)

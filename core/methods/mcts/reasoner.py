@@ -78,12 +78,17 @@ def render_statement(statement: str) -> str:
     return re.sub(r"\b[xX]\b", "the speaker", statement)
 
 
-def clean_completion(raw: str, prefix: str, max_words: int = 12) -> str:
+def clean_completion(raw: str, prefix: str, statement: str = "", max_words: int = 12) -> str:
+    """The inference tail of a completion: first line, without an echo of the prompt (small models
+    often repeat "..., because the speaker wanted" before completing it), quotes or a speaker tag."""
     text = raw.strip().splitlines()[0] if raw.strip() else ""
     text = re.sub(r"^(complete the sentence:|answer:|completion:)\s*", "", text, flags=re.I).strip()
     if text.lower().startswith(prefix.lower()):
         text = text[len(prefix):]
-    text = text.strip(" \"'`*.…").removeprefix("...").strip()
+    elif statement and statement.lower() in text.lower():
+        text = text[text.lower().rindex(statement.lower()) + len(statement):]
+    text = re.sub(r"^[A-Z][\w ]{0,20}:\s+", "", text.strip())  # "A: ..." speaker tag
+    text = text.strip(" \"'`*.…,").removeprefix("...").strip()
     return " ".join(text.split()[:max_words])
 
 
@@ -135,7 +140,7 @@ class Reasoner:
         prompts = self.prompts(turns)
         texts, tokens = self._generate([m for *_, m in prompts])
         notes = [COMET_NOTE]
-        kept = [(rel, st, m, clean_completion(raw, prefix), n, raw)
+        kept = [(rel, st, m, clean_completion(raw, prefix, st), n, raw)
                 for (rel, st, prefix, m), raw, n in zip(prompts, texts, tokens)]
         kept = [(rel, st, m, text, n if text == raw.strip() and n else max(1, approx_tokens(text)))
                 for rel, st, m, text, n, raw in kept if words(text)]
