@@ -62,7 +62,8 @@ def test_build_save_load_round_trip(tmp_path):
     path = write_kb(tmp_path)
     built = load_or_build(path, embedder, settings)
     first = embedder.encoded
-    assert first == len(ROWS) + len(built.concepts) + 1  # sentences, concepts, the cache key's probe
+    # sentences, concepts, and two probes (the KB folder's key, the embedding cache's key)
+    assert first == len(ROWS) + len(built.concepts) + 2
     header = json.loads((built.folder / "header.json").read_text())
     assert header["format"] == "mcts-kb" and header["sentences"] == len(ROWS) and header["source"] == "kb.txt"
 
@@ -91,7 +92,8 @@ def test_changed_file_or_header_means_rebuild(tmp_path):
     (kb.folder / "header.json").write_text(json.dumps({**header, "version": 999}))
     before = embedder.encoded
     again = load_or_build(path, embedder, settings)
-    assert embedder.encoded > before + 1 and again.texts == kb.texts  # rebuilt
+    assert json.loads((kb.folder / "header.json").read_text())["version"] == 1 and again.texts == kb.texts  # rebuilt
+    assert embedder.encoded == before + 2  # ... from the embedding cache: nothing embedded again but the probes
     write_kb(tmp_path, ROWS[:10])
     smaller = load_or_build(path, embedder, settings)
     assert len(smaller) == 10 and smaller.folder != kb.folder  # another file hash, another folder

@@ -262,3 +262,14 @@ def test_chitchat_loaders(tmp_path):
 def test_kb_vectors_view_matches_index(kb):
     assert kb.vectors.shape == (len(kb), kb.dim)
     assert np.allclose(kb.vectors[3], kb.index.reconstruct(3))
+
+
+def test_mcts_memory_retrievers_run_in_the_locomo_benchmark(tmp_path):
+    from tests.test_data_loaders import tiny_locomo
+    from tests.test_sgmem_method import bench
+
+    summary, items = bench(tmp_path, "locomo-retrieval", tiny_locomo(tmp_path), ["mcts-t", "mcts-s"], ks="1,5")
+    assert set(summary["results"]) == {"mcts-t", "mcts-s"}
+    assert summary["results"]["mcts-s"]["recall@5"] == 1.0  # both sessions fit in K = 5
+    assert summary["settings"]["retrievers"]["mcts-t"]["horizon"] == 3
+    assert items[0]["methods"]["mcts-t"]["chunks"]

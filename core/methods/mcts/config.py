@@ -77,6 +77,7 @@ class KBSettings:
     max_concept_words: int = 4  # ours: longer noun chunks are kept only through their head noun
     batch_size: int = 256
     cache_dir: str = ""  # "" = the cache dir of core.paths (~/.cache/dialogue-workbench)
+    embedding_cache: bool = True  # embeddings also go to the on-disk embedding cache: an interrupted build resumes
 
 
 @dataclass(frozen=True)

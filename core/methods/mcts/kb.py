@@ -357,13 +357,24 @@ def load_or_build(path: str | Path, embedder: Embedder, settings: KBSettings = K
         from core.resources import load_spacy
 
         nlp = load_spacy()
-    kb = assemble(rows.texts, rows.terms, rows.scores, embedder, nlp, settings,
+    kb = assemble(rows.texts, rows.terms, rows.scores, _resumable(embedder, settings, cache_dir), nlp, settings,
                   {"source_sha256": key, "embedder": embedder_id, "source": rows.source, "source_file_sha256": sha, "limit": limit,
                    "dropped_duplicates": rows.dropped_duplicates, "spacy": getattr(nlp, "meta", {}).get("name", "")},
                   progress)
     kb.save(folder)
     ensure_groups(kb, settings)
     return kb
+
+
+def _resumable(embedder: Embedder, settings: KBSettings, cache_dir) -> Embedder:
+    """The embedder behind the on-disk embedding cache, so that a build interrupted after an hour of
+    embedding restarts where it stopped."""
+    from core.retrieval.cache import CachedEmbedder
+
+    if not settings.embedding_cache or isinstance(embedder, CachedEmbedder):
+        return embedder
+    root = cache_dir or settings.cache_dir
+    return CachedEmbedder(embedder, Path(root) / "embeddings" if root else None)
 
 
 @lru_cache(maxsize=2)
