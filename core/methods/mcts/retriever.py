@@ -19,6 +19,7 @@ with the best-valued visited nodes, without repeats.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -36,6 +37,7 @@ from core.methods.mcts.search import MCTS, Child, Node, SearchTree
 from core.resources import Embedder
 
 MAX_CONTEXT_CONCEPTS = 12
+_SPEAKER = re.compile(r"^[^:\n]{1,24}:\s+", re.M)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ class KnowledgeSearch:
             from core.resources import load_spacy
 
             self.nlp = load_spacy()
-        found = [self.kb.concept_id[c] for c in doc_concepts(self.nlp(context)) if c in self.kb.concept_id]
+        spoken = _SPEAKER.sub("", context)  # "Speaker:", "A:", "User:" tags are not concepts of the dialogue
+        found = [self.kb.concept_id[c] for c in doc_concepts(self.nlp(spoken)) if c in self.kb.concept_id]
         if found:
             found = list(dict.fromkeys(found))
             if len(found) > MAX_CONTEXT_CONCEPTS:  # keep the ones closest to the context
