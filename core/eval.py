@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "locomo-retrieval": "core.benchmarks.locomo_retrieval",
     "longmemeval-retrieval": "core.benchmarks.longmemeval_retrieval",
     "latency": "core.benchmarks.latency",
+    "knowledge-retrieval": "core.benchmarks.knowledge_retrieval",
 }
 
 

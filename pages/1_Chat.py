@@ -10,6 +10,7 @@ from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
 from core.paths import MissingResource
 from ui import consistency, conversations, owner, replies, resources, safe, state, streaming, warmup
+from ui import mcts as mcts_ui
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
 warmup.start()  # shared models load in the background while the page is read
@@ -19,6 +20,8 @@ owner.sidebar(me)
 
 with st.sidebar:
     method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    if method_name == "mcts":
+        mcts_ui.kb_picker()
     infos = {c.id: c for c in store.list_conversations(owner=me)}
     ids = [None, *infos]
     if st.button("New conversation"):
@@ -69,7 +72,7 @@ def method_for(cid: str):
     (from the saved memory) when the backend settings changed, so a new timeout or endpoint applies."""
     key = f"method:{cid}:{method_name}"
     if key not in st.session_state or st.session_state[key].tools.llm is not state.current_llm():
-        method = create_method(method_name, state.toolkit())
+        method = create_method(method_name, state.toolkit(), mcts_ui.chat_config() if method_name == "mcts" else None)
         saved = store.get_artifact(cid, artifact_kind(), owner=me)
         if saved is not None:
             observed, data = int.from_bytes(saved[:8], "little"), saved[8:]

@@ -13,7 +13,8 @@ import streamlit.components.v1 as components
 
 from core.eval import read_run
 from core.methods.sgmem.config import DATASET_DEFAULTS
-from ui import conversations, owner, resources, runs, safe, warmup
+from ui import conversations, knowledge, owner, resources, runs, safe, warmup
+from ui import mcts as mcts_ui
 from ui import retrieval as ur
 
 st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
@@ -26,7 +27,7 @@ st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks r
            "as in the paper; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
            "insights (slow with the embedded 135M model; meaningful only with a capable endpoint).")
 
-compare_tab, runs_tab = st.tabs(["Compare retrievers", "Benchmark results"])
+compare_tab, runs_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark results", "Commonsense knowledge (MCTS)"])
 
 with compare_tab:
     left, right = st.columns([1, 2])
@@ -117,6 +118,9 @@ with compare_tab:
                            "boxes: chunks (green = kept in the top K; red border = holds gold evidence)")
                 hits = retriever.search(shown_query.text, k)
                 components.html(ur.sentence_graph_html(retriever, hits, shown_query.gold), height=580)
+            for name in [n for n in results if n.startswith("mcts") and results[n][0].last is not None][:1]:
+                st.subheader(f"MCTS search over the dialogue's sentences ({name})")
+                mcts_ui.render_trace(ur.mcts_trace(results[name][0]), key=f"compare:{name}", show_prompt=False)
         elif dialogue is not None:
             st.info("Pick retrievers and press Retrieve.")
 
@@ -155,3 +159,7 @@ with runs_tab:
     if not folders:
         st.info(f"No retrieval runs under {root} yet. Run e.g. `python -m core bench locomo-retrieval "
                 f"--data ../shared/data/locomo/locomo_dev.json --out {root}/locomo-retrieval`.")
+    knowledge.render_runs(root)
+
+with knowledge_tab:
+    knowledge.render_compare()

@@ -29,7 +29,7 @@ from ui import runs, safe, state, warmup
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
 LONGMEMEVAL_DEFAULT = SHARED_DIR / "data" / "longmemeval" / "longmemeval_oracle_dev.json"
 RETRIEVER_NAMES = ["rag-t", "rag-r", "rag-s", "bm25-t", "bm25-r", "bm25-s", "sgmem-t", "sgmem-r", "sgmem-s",
-                   "rag-tf", "rag-sf", "rag-smfi", "sgmem-tf", "sgmem-sf", "sgmem-smfi"]
+                   "rag-tf", "rag-sf", "rag-smfi", "sgmem-tf", "sgmem-sf", "sgmem-smfi", "mcts-t", "mcts-r", "mcts-s"]
 INDEXES = "retrieval_indexes"  # st.session_state: (dialogue key, retriever name, settings) -> Retriever
 PENDING = "retrieval_pending"  # st.session_state: the same keys -> Future of a Retriever built in the background
 # One background index build at a time for the whole process: the machine's cores are shared.
@@ -132,6 +132,13 @@ def render_results(evidence: list[Evidence], gold: tuple[str, ...], latency: flo
         with st.container(border=True):
             st.markdown(f"**{rank}.** {safe.literal(e.source)} · {safe.literal(e.kind)} · score {e.score:.3f}{mark}")
             st.text(e.text if len(e.text) < 700 else e.text[:700] + " …")  # st.text: no markdown, no HTML
+
+
+def mcts_trace(retriever):
+    """The search tree of an mcts-* retriever's last query, as trace data."""
+    from core.methods.mcts.retriever import result_trace
+
+    return result_trace(retriever.last, retriever.kb)
 
 
 # -- the sentence graph around the hits ------------------------------------------------------------

@@ -16,6 +16,7 @@ RETRIEVERS: dict[str, str] = {
     "rag": "core.methods.chunkrag:make_rag",
     "bm25": "core.methods.chunkrag:make_bm25",
     "sgmem": "core.methods.sgmem.retriever:make_sgmem",
+    "mcts": "core.methods.mcts.memory:make_mcts",
 }
 
 
