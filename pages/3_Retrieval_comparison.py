@@ -13,10 +13,12 @@ import streamlit.components.v1 as components
 
 from core.eval import read_run
 from core.methods.sgmem.config import DATASET_DEFAULTS
-from ui import conversations, owner, resources, runs, safe
+from ui import conversations, knowledge, owner, resources, runs, safe, warmup
+from ui import mcts as mcts_ui
 from ui import retrieval as ur
 
 st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 me = owner.current_owner()
 owner.sidebar(me)
 st.title("Retrieval comparison")
@@ -25,7 +27,7 @@ st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks r
            "as in the paper; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
            "insights (slow with the embedded 135M model; meaningful only with a capable endpoint).")
 
-compare_tab, runs_tab = st.tabs(["Compare retrievers", "Benchmark results"])
+compare_tab, runs_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark results", "Commonsense knowledge (MCTS)"])
 
 with compare_tab:
     left, right = st.columns([1, 2])
@@ -34,8 +36,8 @@ with compare_tab:
         query, dialogue, key, preset = None, None, "", "locomo"
         if source == "LoCoMo file":
             path = st.text_input("LoCoMo file", value=str(ur.LOCOMO_DEFAULT))
-            if Path(path).is_file():
-                convs = ur.locomo(path)
+            convs = ur.read_data_file(ur.locomo, path)
+            if convs:
                 conv = convs[st.selectbox("Conversation", range(len(convs)), format_func=lambda i: f"{convs[i].sample_id} "
                                           f"({len(convs[i].dialogue)} turns, {len(convs[i].dialogue.sessions)} sessions)")]
                 dialogue, key = conv.dialogue, f"locomo:{path}:{conv.sample_id}"
@@ -45,19 +47,15 @@ with compare_tab:
                 if pick is not None:
                     q = asked[pick]
                     query = ur.Query(q.question, q.evidence, q.answer or q.adversarial_answer, q.category_name)
-            else:
-                st.warning(f"No file at {path}")
         elif source == "LongMemEval file":
             preset = "longmemeval"
             path = st.text_input("LongMemEval file", value=str(ur.LONGMEMEVAL_DEFAULT))
-            if Path(path).is_file():
-                insts = ur.longmemeval(path)
+            insts = ur.read_data_file(ur.longmemeval, path)
+            if insts:
                 inst = insts[st.selectbox("Question", range(len(insts)),
                                           format_func=lambda i: f"[{insts[i].question_type}] {insts[i].question}")]
                 dialogue, key = inst.dialogue, f"lme:{path}:{inst.question_id}"
                 query = ur.Query(inst.question, inst.evidence_turn_ids, inst.answer, inst.question_type)
-            else:
-                st.warning(f"No file at {path}")
         else:
             preset = "longmemeval"
             store = resources.default_store()
@@ -86,6 +84,8 @@ with compare_tab:
                 max_sentences=st.slider("n: max sentence nodes", 5, 30, base.max_sentences),
                 gamma=st.select_slider("γ: threshold on cosine + 1", [1.0, 1.1, 1.2, 1.3, 1.5], base.gamma),
             )
+        if dialogue is not None:
+            ur.prefetch(key, dialogue, methods, config)  # index while the query is typed
         run = st.button("Retrieve", type="primary", disabled=dialogue is None or not query.text or not methods)
 
     with right:
@@ -118,6 +118,9 @@ with compare_tab:
                            "boxes: chunks (green = kept in the top K; red border = holds gold evidence)")
                 hits = retriever.search(shown_query.text, k)
                 components.html(ur.sentence_graph_html(retriever, hits, shown_query.gold), height=580)
+            for name in [n for n in results if n.startswith("mcts") and results[n][0].last is not None][:1]:
+                st.subheader(f"MCTS search over the dialogue's sentences ({name})")
+                mcts_ui.render_trace(ur.mcts_trace(results[name][0]), key=f"compare:{name}", show_prompt=False)
         elif dialogue is not None:
             st.info("Pick retrievers and press Retrieve.")
 
@@ -130,12 +133,16 @@ with runs_tab:
     folders = chosen + ([extra] if extra.strip() else [])
     for folder in folders:
         if not (Path(folder) / "summary.json").is_file():
-            st.warning(f"No summary.json in {folder}")
+            st.warning(f"No summary.json in {safe.literal(folder)}")
             continue
-        summary, items = read_run(folder)
-        st.subheader(f"{summary['benchmark']} · {Path(summary['data']).name} · {summary.get('code_version', '')}")
+        try:
+            summary, items = read_run(folder)
+            frame = ur.recall_frame(summary)
+        except (OSError, ValueError, KeyError, TypeError) as err:  # a hand-edited or foreign summary.json
+            st.error(safe.literal(f"Cannot read the run in {folder}: {type(err).__name__}: {err}"))
+            continue
+        st.subheader(safe.literal(f"{summary.get('benchmark', '?')} · {Path(str(summary.get('data', ''))).name} · {summary.get('code_version', '')}"))
         st.dataframe(ur.summary_table(summary), hide_index=True)
-        frame = ur.recall_frame(summary)
         if not frame.empty:
             metric = st.selectbox("Metric", sorted(frame["metric"].unique()), key=f"metric:{folder}",
                                   index=sorted(frame["metric"].unique()).index("recall") if "recall" in set(frame["metric"]) else 0)
@@ -152,3 +159,7 @@ with runs_tab:
     if not folders:
         st.info(f"No retrieval runs under {root} yet. Run e.g. `python -m core bench locomo-retrieval "
                 f"--data ../shared/data/locomo/locomo_dev.json --out {root}/locomo-retrieval`.")
+    knowledge.render_runs(root)
+
+with knowledge_tab:
+    knowledge.render_compare()

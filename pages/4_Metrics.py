@@ -13,9 +13,10 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
-from ui import owner, runs, state
+from ui import owner, runs, safe, state, warmup
 
 st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
+warmup.start()  # shared models load in the background while the page is read
 owner.sidebar(owner.current_owner())  # runs are shared benchmark results, but sign-in applies here too
 st.title("Consistency metrics")
 st.caption(
@@ -51,7 +52,11 @@ with st.expander("Start a small run (MT-Bench-101, golden context)"):
         elif not methods:
             st.error("Pick at least one method.")
         else:
-            dialogues = stratified(load_mtbench(path), int(limit))
+            try:
+                dialogues = stratified(load_mtbench(path), int(limit))
+            except (OSError, ValueError) as err:  # the loader names the file, the line and the problem
+                st.error(safe.literal(f"Cannot use {path.name}: {err}"))
+                st.stop()
             out = root / f"mtbench-{time.strftime('%Y%m%d-%H%M%S')}"
             needs_llm = any(m != "golden" for m in methods)
             tools = state.toolkit() if needs_llm else None  # built here: the worker thread never touches Streamlit
@@ -63,7 +68,7 @@ with st.expander("Start a small run (MT-Bench-101, golden context)"):
             bar = st.progress(0.0, text="Running…")
             job.wait(lambda f: bar.progress(f, text=f"{f:.0%} of {job.total} turns"))
             if job.error is not None:
-                st.error(f"The run failed: {job.error}")
+                st.error(f"The run failed: {safe.literal(str(job.error))}")
             else:
                 st.success(f"Done: {out}")
                 st.session_state[RUNS_KEY] = [*st.session_state.get(RUNS_KEY, []), str(out)]

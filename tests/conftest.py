@@ -6,9 +6,20 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# No background warm-up of real models in AppTests (tests/test_warmup.py starts it where it is the point).
+os.environ.setdefault("WORKBENCH_WARMUP", "0")
+
+# Property-based fuzzing (tests/test_fuzz_*.py). "ci": a bounded, reproducible run (same examples
+# every time, so CI never flakes on a newly drawn case); "deep": many random examples, to hunt for
+# bugs by hand: HYPOTHESIS_PROFILE=deep .venv/bin/python -m pytest tests/test_fuzz_*.py
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -81,6 +92,11 @@ def app_server(tmp_path_factory):
     db = tmp_path_factory.mktemp("app") / "app.sqlite3"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_LLM", "OPENAI_"))}
     env["WORKBENCH_DB"] = str(db)
+    env["WORKBENCH_WARMUP"] = "1"  # the real app warms up in the background, as under `make run`
+    # The browser tests drive the pages: the same embedded llama.cpp runtime serves them, with the
+    # 135M model so that a reply (and a D-SMART tree) takes seconds on 2 cores. The 0.5B default is
+    # tested by tests/test_llamacpp.py and the `chat` command's tests.
+    env["WORKBENCH_LLM_MODEL"] = "small"
     log = open(tmp_path_factory.mktemp("applog") / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "streamlit_app.py"), "--server.port", str(port),

@@ -2,10 +2,10 @@
 way a real endpoint would, or fails the way real ones do (hangs, 401, 429, 500, malformed JSON).
 
     with LLMStub() as stub:            # stub.url is the base URL, e.g. http://127.0.0.1:PORT/v1
-        stub.mode = "hang"             # "ok" | "hang" | "401" | "429" | "500" | "bad-json" | "empty"
+        stub.mode = "hang"             # "ok" | "hang" | "401" | "403" | "429" | "500" | "bad-json" | "empty"
         ...
         stub.requests                  # the JSON bodies received, in order
-        stub.headers                   # the request headers, in order (to check which key was sent)
+        stub.headers                   # the request headers (lower-case names), in order
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ class LLMStub:
         self.mode = "ok"
         self.reply = reply  # body -> reply text, in mode "ok"
         self.hang_s = hang_s
+        self.hang_if = lambda body: False  # in mode "ok": hang on the requests this picks (e.g. memory prompts)
+        self.hanging = threading.Event()  # set once a request hangs (a test kills the app then)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.gets: list[str] = []  # paths of GET requests
         self.in_flight = threading.Event()  # set while a request is being answered (for kill tests)
         self._release = threading.Event()
         stub = self
@@ -45,14 +48,15 @@ class LLMStub:
                 except json.JSONDecodeError:
                     body = {}
                 stub.requests.append(body)
-                stub.headers.append(dict(self.headers))
+                stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                 stub.in_flight.set()
                 try:
                     stub._answer(self, body)
                 finally:
                     stub.in_flight.clear()
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:  # noqa: N802 (also records any other fetch: a tracking pixel must never come)
+                stub.gets.append(self.path)
                 self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
 
             def _send(self, status: int, payload, raw: bytes | None = None) -> None:
@@ -63,23 +67,39 @@ class LLMStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._handler = Handler
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address) -> None:  # a client that gave up (timeout): expected
+                pass
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def _answer(self, h, body: dict) -> None:
         mode = self.mode
-        if mode == "hang":
+        if mode == "hang" or (mode == "ok" and self.hang_if(body)):
+            self.hanging.set()
             self._release.wait(self.hang_s)
             return h._send(200, _completion(body, "late"))
-        if mode in ("401", "429", "500"):
-            message = {"401": "Incorrect API key provided", "429": "Rate limit reached", "500": "internal error"}[mode]
+        if mode in ("401", "403", "429", "500"):
+            message = {"401": "Incorrect API key provided", "403": "Forbidden", "429": "Rate limit reached",
+                       "500": "internal error"}[mode]
+            # like some proxies, echo the credentials the request carried
+            message += f" (request had {h.headers.get('Authorization', 'no key')})"
             return h._send(int(mode), {"error": {"message": message, "type": "stub", "code": mode}})
+        streaming = bool(body.get("stream"))
         if mode == "bad-json":
+            if streaming:
+                return _send_events(h, ['{"id": "x", "choices": [ {"delta": '])
             return h._send(200, None, raw=b'{"id": "x", "choices": [ {"message": ')
         if mode == "empty":
+            if streaming:
+                return _send_events(h, [])
             return h._send(200, {"id": "x", "object": "chat.completion", "choices": [], "model": "stub"})
+        if streaming:  # server-sent events, a few characters per chunk (a key may be split across them)
+            text = self.reply(body)
+            return _send_events(h, [json.dumps(_chunk(text[i:i + 5])) for i in range(0, len(text), 5)] + [json.dumps(_chunk(None, "stop"))])
         return h._send(200, _completion(body, self.reply(body)))
 
     def release(self) -> None:
@@ -102,3 +122,19 @@ def _completion(body: dict, text: str) -> dict:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def _chunk(text: str | None, finish: str | None = None) -> dict:
+    delta = {"content": text} if text is not None else {}
+    return {"id": "stub-chunk", "object": "chat.completion.chunk", "created": int(time.time()), "model": "stub",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def _send_events(h, events: list[str]) -> None:
+    data = "".join(f"data: {e}\n\n" for e in events) + "data: [DONE]\n\n"
+    raw = data.encode()
+    h.send_response(200)
+    h.send_header("Content-Type", "text/event-stream")
+    h.send_header("Content-Length", str(len(raw)))
+    h.end_headers()
+    h.wfile.write(raw)

@@ -75,3 +75,61 @@ def test_unknown_benchmark_and_missing_data(tmp_path, monkeypatch):
 def test_code_version_names_the_commit():
     version = bench.code_version()
     assert version.startswith("0.1.0")
+
+
+def test_portable_path_is_relative_to_the_repository(tmp_path):
+    from core.paths import portable_path
+
+    repo, shared = tmp_path / "work" / "repo", tmp_path / "work" / "shared"
+    (repo / "assets" / "models").mkdir(parents=True)
+    (shared / "data").mkdir(parents=True)
+    assert portable_path(repo / "assets" / "models", root=repo) == "assets/models"
+    assert portable_path(shared / "data" / "x.json", root=repo) == "../shared/data/x.json"
+    assert portable_path(repo / ".." / "shared" / "data", root=repo) == "../shared/data"
+    assert portable_path(repo, root=repo) == "."
+    assert portable_path("/elsewhere/cache.sqlite3", root=repo) == "/elsewhere/cache.sqlite3"  # outside: as given
+    assert portable_path(tmp_path / "work" / "sharedx" / "f", root=repo) == str(tmp_path / "work" / "sharedx" / "f")
+
+
+def test_summary_records_repository_relative_paths(tmp_path, monkeypatch):
+    from functools import partial
+
+    from core.paths import portable_path
+
+    repo = tmp_path / "repo"
+    data = tmp_path / "shared" / "data" / "bench.json"
+    data.parent.mkdir(parents=True)
+    data.write_text("[]")
+    (repo / "assets").mkdir(parents=True)
+    monkeypatch.setattr(bench, "portable_path", partial(portable_path, root=repo))
+    module = types.ModuleType("tiny_bench")
+    settings = {"nli_model": str(repo / "assets" / "nli"), "nested": {"cache": [repo / "c.sqlite3"]}, "url": "http://x/v1"}
+    module.run = lambda ctx: bench.BenchResult(results={}, settings=settings)
+    monkeypatch.setitem(sys.modules, "tiny_bench", module)
+    monkeypatch.setitem(bench.BENCHMARKS, "tiny", "tiny_bench")
+    ctx = bench.BenchContext(name="tiny", data=data, out=tmp_path / "out", methods=["a"], limit=1, seed=0,
+                             options={"embedding_cache": str(repo / ".cache")})
+    bench.run_benchmark(ctx)
+    on_disk, _ = bench.read_run(tmp_path / "out")
+    assert on_disk["data"] == "../shared/data/bench.json"
+    assert on_disk["settings"]["nli_model"] == "assets/nli"
+    assert on_disk["settings"]["embedding_cache"] == ".cache"
+    assert on_disk["settings"]["nested"] == {"cache": ["c.sqlite3"]}
+    assert on_disk["settings"]["url"] == "http://x/v1"
+
+
+def test_kept_results_hold_no_machine_paths():
+    """results/*.json name files relative to the repository (a scratch folder under /tmp aside)."""
+    def strings(value):
+        if isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+        elif isinstance(value, str):
+            yield value
+
+    offenders = [(path.name, s) for path in sorted((REPO / "results").glob("*.json"))
+                 for s in strings(json.loads(path.read_text())) if s.startswith("/") and not s.startswith("/tmp/")]
+    assert offenders == []

@@ -102,7 +102,7 @@ def test_llm_extractor_rejects_malformed_output():
 
 def test_adverbial_and_prepositional_counts_and_money(extractor):
     got = facts(extractor, "I've worn my new sneakers four times already.")
-    assert (entity("user wear sneaker time count"), DSM.amount, Literal(4)) in got
+    assert (entity("user wear user sneaker time count"), DSM.amount, Literal(4)) in got  # about the user's sneakers
     assert (entity("user be page count"), DSM.amount, Literal(220)) in facts(extractor, "I'm now on page 220.")
     got = facts(extractor, "By the way, I'm buying a house and I got pre-approved for $350,000 from Wells Fargo.")
     assert (USER, relation("approve_for"), Literal(350000)) in got

@@ -70,7 +70,7 @@ def test_a_missing_slice_names_the_install_command(tmp_path):
 
 
 def test_a_path_must_be_a_gguf_file(tmp_path):
-    with pytest.raises(ModelFileError, match="neither"):
+    with pytest.raises(ModelFileError, match="no embedded model file"):
         resolve_gguf(str(tmp_path / "missing.gguf"))
     corrupt = tmp_path / "corrupt.gguf"
     corrupt.write_bytes(b"not a model")

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.dialogue import ASSISTANT, USER, Turn
 from core.store import MIGRATIONS, Store
 from tests.llm_stub import LLMStub
+from tests.page_fixtures import stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = str(REPO / "streamlit_app.py")
@@ -21,14 +22,6 @@ CHAT = str(REPO / "pages" / "1_Chat.py")
 GRAPH = str(REPO / "pages" / "2_Memory_graph.py")
 RETRIEVAL = str(REPO / "pages" / "3_Retrieval_comparison.py")
 ALICE, BOB = "anon:alice-test", "anon:bob-test"
-
-
-@pytest.fixture()
-def stub(app_env, monkeypatch):
-    with LLMStub() as s:
-        monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", s.url)
-        monkeypatch.setenv("WORKBENCH_LLM_MODEL", "stub")
-        yield s
 
 
 def page(path: str, owner: str, timeout: int = 120, **state) -> AppTest:

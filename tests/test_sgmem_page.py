@@ -36,7 +36,7 @@ def test_page_escapes_nothing_into_html_and_lists_runs(app_env, tmp_path, monkey
     monkeypatch.setenv("WORKBENCH_RUNS", str(runs))
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
-    assert any("locomo-retrieval" in s.value for s in at.subheader)
+    assert any(s.value.replace("\\", "").find("locomo-retrieval") >= 0 for s in at.subheader)  # shown escaped
     assert at.dataframe  # the summary table
 
 

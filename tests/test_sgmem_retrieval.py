@@ -7,13 +7,14 @@ import math
 import numpy as np
 import pytest
 
+from core.benchmarks.retrieval_common import context_for, turn_scores
 from core.dialogue import ASSISTANT, USER, Dialogue, Evidence, Turn
 from core.methods.chunkrag import BM25Retriever, ChunkRAGRetriever
 from core.methods.sgmem.config import LOCOMO_DEFAULTS, LONGMEMEVAL_DEFAULTS, SGMemConfig
 from core.methods.sgmem.retriever import SGMemRetriever
+from core.methods.retrievers import make_retriever
 from core.resources import HashingEmbedder
-from core.retrieval import RetrieverContext, make_retriever, retrieved_turn_ids
-from core.retrieval.evaluate import context_for, turn_scores
+from core.retrieval import RetrieverContext, retrieved_turn_ids
 from tests.sgmem_helpers import TableEmbedder
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 from core.store import ConversationInfo
 
 HISTORY_WINDOW = 50  # turns drawn at once: a 10,000-turn conversation renders as fast as a short one
+NLI_AUTO_TURNS = 10  # replies among the latest turns get their consistency check without asking
 NLI_CONTEXT_TURNS = 100  # history each shown reply is judged against (the NLI window keeps only its latest chunks)
 
 

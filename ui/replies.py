@@ -49,6 +49,11 @@ def render_trace(reply: Reply, key: str = "") -> None:
 
         render_tree(reply, key)
         return
+    if trace.kind == "mcts" and trace.nodes:
+        from ui.mcts import render_trace as render_mcts
+
+        render_mcts(trace, key)
+        return
     if trace.nodes:
         st.dataframe(
             pd.DataFrame(

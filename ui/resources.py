@@ -6,6 +6,7 @@ the database, so no user ever sees another's memory.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -17,24 +18,42 @@ from core.paths import REPO_ROOT
 from core.store import Store
 
 
+@functools.cache
+def limit_torch_threads() -> int:
+    """torch's intra-op threads for this server process: WORKBENCH_TORCH_THREADS, default 1. The app
+    serves many sessions at once, each in its own thread; torch splitting every small NLI or
+    embedder call over both cores waits on a core another session is using. Measured on the
+    2-core machine while busy: one NLI judgement 0.44 s with 2 threads, 0.045 s with 1
+    (docs/operations.md). Process-wide, so it is set once, before a model loads."""
+    import torch
+
+    threads = max(1, int(os.environ.get("WORKBENCH_TORCH_THREADS", "1")))
+    torch.set_num_threads(threads)
+    return threads
+
+
 @st.cache_resource(show_spinner="Loading the embedded LLM (the first start joins and verifies the model file)…")
 def embedded_llm(settings: LLMSettings):
     """The one in-process model (llama.cpp or transformers) that every session shares; `settings`
     carries no key for these backends, so equal settings share one instance."""
+    limit_torch_threads()
     return resources.load_shared_llm(settings)
 
 
 @st.cache_resource(show_spinner="Loading the sentence embedder…")
 def embedder(name_or_path: str = ""):
+    limit_torch_threads()
     return resources.load_embedder(name_or_path)
 
 
 @st.cache_resource(show_spinner="Loading the NLI model…")
 def nli_scorer(name_or_path: str = ""):
-    """The shared NLI scorer (default: the project's trained model in assets/models)."""
+    """The shared NLI scorer: `name_or_path`, else WORKBENCH_NLI_MODEL, else the project's trained
+    model in assets/models."""
     from core.metrics.nli import load_nli
 
-    return load_nli(name_or_path)
+    limit_torch_threads()
+    return load_nli(name_or_path or os.environ.get("WORKBENCH_NLI_MODEL", ""))
 
 
 @st.cache_resource(show_spinner=False)

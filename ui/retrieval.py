@@ -8,6 +8,8 @@ vis-network's canvas and innerText); scripts are inlined (`cdn_resources="in_lin
 from __future__ import annotations
 
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,16 +20,20 @@ from core.data.locomo import load_locomo
 from core.data.longmemeval import load_longmemeval
 from core.dialogue import Dialogue, Evidence
 from core.paths import SHARED_DIR
-from core.retrieval import RetrieverContext, make_retriever, uses_llm
+from core.methods.retrievers import make_retriever, uses_llm
+from core.retrieval import RetrieverContext
 from core.retrieval.base import Retriever
-from core.retrieval.cache import CachedEmbedder
-from ui import resources, runs, safe, state
+from core.retrieval.cache import shared_cached_embedder
+from ui import runs, safe, state, warmup
 
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
 LONGMEMEVAL_DEFAULT = SHARED_DIR / "data" / "longmemeval" / "longmemeval_oracle_dev.json"
 RETRIEVER_NAMES = ["rag-t", "rag-r", "rag-s", "bm25-t", "bm25-r", "bm25-s", "sgmem-t", "sgmem-r", "sgmem-s",
-                   "rag-tf", "rag-sf", "rag-smfi", "sgmem-tf", "sgmem-sf", "sgmem-smfi"]
+                   "rag-tf", "rag-sf", "rag-smfi", "sgmem-tf", "sgmem-sf", "sgmem-smfi", "mcts-t", "mcts-r", "mcts-s"]
 INDEXES = "retrieval_indexes"  # st.session_state: (dialogue key, retriever name, settings) -> Retriever
+PENDING = "retrieval_pending"  # st.session_state: the same keys -> Future of a Retriever built in the background
+# One background index build at a time for the whole process: the machine's cores are shared.
+_BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-prefetch")
 
 
 @dataclass(frozen=True)
@@ -48,30 +54,69 @@ def longmemeval(path: str):
     return load_longmemeval(path)
 
 
-@st.cache_resource(show_spinner=False)
-def cached_embedder():
-    """The shared embedder behind the on-disk embedding cache (model outputs only: read-only)."""
-    return CachedEmbedder(resources.embedder())
+def read_data_file(loader, path: str) -> list:
+    """What `loader` reads from `path`, or [] with a message in the page when the file is missing,
+    unreadable or malformed (the loaders raise ValueError naming the file and the problem)."""
+    if not Path(path).is_file():
+        st.warning(f"No file at {safe.literal(path)}")
+        return []
+    try:
+        items = loader(path)
+    except (OSError, ValueError) as err:
+        st.error(safe.literal(f"Cannot use {Path(path).name}: {err}"))
+        return []
+    if not items:
+        st.warning(safe.literal(f"{Path(path).name} holds no conversations"))
+    return items
+
+
+def _slot(key: str, dialogue: Dialogue, name: str, sgmem_config) -> tuple:
+    return (key, len(dialogue), name, sgmem_config if name.startswith("sgmem") else None)
+
+
+def _build(name: str, dialogue: Dialogue, sgmem_config, provider=None) -> Retriever:
+    """One index of `dialogue` (no Streamlit calls: this also runs in the background builder)."""
+    embedder = None if name.startswith("bm25") else shared_cached_embedder()  # BM25 needs no model
+    retriever = make_retriever(name, RetrieverContext(embedder, provider, {"sgmem": sgmem_config}))
+    retriever.index(dialogue)
+    return retriever
+
+
+def prefetch(key: str, dialogue: Dialogue, names: list[str], sgmem_config) -> None:
+    """Start building this user's indexes for the chosen conversation and retrievers in the
+    background while the query is typed; forget builds for an earlier choice. Retrievers with
+    generated memory (they call the LLM) wait for the click. Off with the warm start
+    (`WORKBENCH_WARMUP=0`)."""
+    if not warmup.enabled():
+        return
+    indexes = st.session_state.setdefault(INDEXES, {})
+    pending: dict = st.session_state.setdefault(PENDING, {})
+    wanted = {_slot(key, dialogue, n, sgmem_config): n for n in names if not uses_llm(n)}
+    for slot in [s for s in pending if s not in wanted]:
+        pending.pop(slot).cancel()  # a build already running finishes and is dropped
+    for slot, name in wanted.items():
+        if slot not in indexes and slot not in pending:
+            pending[slot] = _BUILDER.submit(_build, name, dialogue, sgmem_config)
 
 
 def retriever_for(key: str, dialogue: Dialogue, name: str, sgmem_config) -> tuple[Retriever, float]:
     """This user's index of `dialogue` for `name`, built once per (dialogue, settings); returns it
-    with the seconds its build took (0 when reused)."""
-    import time
-
+    with the seconds this call waited for it (0 when it was ready)."""
     indexes = st.session_state.setdefault(INDEXES, {})
-    slot = (key, len(dialogue), name, sgmem_config if name.startswith("sgmem") else None)
+    slot = _slot(key, dialogue, name, sgmem_config)
     if slot in indexes:
         return indexes[slot], 0.0
-    provider = None
-    if uses_llm(name):
-        from core.methods.sgmem.memory import MemoryGenerator
-
-        provider = MemoryGenerator(state.toolkit().llm)
-    embedder = None if name.startswith("bm25") else cached_embedder()  # BM25 needs no model
-    retriever = make_retriever(name, RetrieverContext(embedder, provider, {"sgmem": sgmem_config}))
     t0 = time.perf_counter()
-    retriever.index(dialogue)
+    future = st.session_state.setdefault(PENDING, {}).pop(slot, None)
+    if future is not None and not future.cancelled():
+        retriever = future.result()  # a background build's error is raised here, as a direct build's would be
+    else:
+        provider = None
+        if uses_llm(name):
+            from core.methods.sgmem.memory import MemoryGenerator
+
+            provider = MemoryGenerator(state.toolkit().llm)
+        retriever = _build(name, dialogue, sgmem_config, provider)
     indexes[slot] = retriever
     return retriever, time.perf_counter() - t0
 
@@ -81,12 +126,19 @@ def is_gold(evidence: Evidence, gold: tuple[str, ...]) -> bool:
 
 
 def render_results(evidence: list[Evidence], gold: tuple[str, ...], latency: float, build: float) -> None:
-    st.caption(f"query {latency * 1000:.1f} ms" + (f" · index built in {build:.1f} s" if build else ""))
+    st.caption(f"query {latency * 1000:.1f} ms" + (f" · index ready after {build:.1f} s" if build >= 0.05 else ""))
     for rank, e in enumerate(evidence, 1):
         mark = " · ✅ **gold evidence**" if is_gold(e, gold) else ""
         with st.container(border=True):
             st.markdown(f"**{rank}.** {safe.literal(e.source)} · {safe.literal(e.kind)} · score {e.score:.3f}{mark}")
             st.text(e.text if len(e.text) < 700 else e.text[:700] + " …")  # st.text: no markdown, no HTML
+
+
+def mcts_trace(retriever):
+    """The search tree of an mcts-* retriever's last query, as trace data."""
+    from core.methods.mcts.retriever import result_trace
+
+    return result_trace(retriever.last, retriever.kb)
 
 
 # -- the sentence graph around the hits ------------------------------------------------------------

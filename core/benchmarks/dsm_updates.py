@@ -6,8 +6,9 @@ skipped), the memory observes the question's sessions in date order, one mainten
 
 - latest_kept: the answer (the value after the update) is in the graph, on a fact the question is
   about (its subject, relation or counted kind shares a content word with the question). Numeric
-  answers ("25", "five", "3 months") must appear there as a typed number; text answers must have
-  all their content words among the objects of those facts.
+  answers ("25", "five", "3 months") must appear there as a typed number, clock times ("6:00 pm")
+  as that xsd:time, times taken ("25 minutes and 50 seconds") as that xsd:dayTimeDuration; text answers must have all their content words among the objects of those
+  facts.
 - stale: the value before the update, read from the earliest evidence turn (the turn flagged
   `has_answer` in the earliest session): the number in its sentence closest to the question that
   differs from the answer. Found only for numeric answers with two dated evidence turns; the other
@@ -23,6 +24,7 @@ each stage. Options: --statements text|llm|auto, --llm-conflicts auto|on|off, --
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 
 from core.eval import BenchContext, BenchResult
@@ -49,6 +51,12 @@ def add_arguments(parser) -> None:
                         help="stage (b) LLM conflict detection (default off: symbolic only)")
     parser.add_argument("--no-reasoner", action="store_true", help="skip the owlrl closure checks")
     parser.add_argument("--assistant-sentences", type=int, default=3)
+    parser.add_argument("--slot-threshold", type=float, default=None,
+                        help="embedding cosine for slot conflicts (default: DSMConfig's); a negative value: "
+                             "vocabulary match only, no embedder")
+    parser.add_argument("--explain", action="store_true",
+                        help="also write DIR/explain.md and DIR/explain.jsonl: per question the update sentence, "
+                             "its triples, the conflicts found and the miss cause")
 
 
 def content_words(text: str) -> set[str]:
@@ -87,27 +95,42 @@ def answer_number(answer: str) -> float | None:
     return found[0] if len(found) == 1 else None
 
 
-def stale_number(instance, latest: float) -> float | None:
-    """The pre-update number, from the earliest evidence turn's sentence closest to the question."""
+def stale_sentence(instance) -> str:
+    """The earliest evidence turn's sentence closest to the question ("" without two dated evidence
+    sessions)."""
     from core.text import split_sentences
 
     turns = {t.turn_id: t for t in instance.dialogue.turns()}
     evidence = [turns[i] for i in instance.evidence_turn_ids if i in turns]
     sessions = {t.session for t in evidence}
     if len(sessions) < 2:
-        return None
+        return ""
     first = min(evidence, key=lambda t: t.session)
     question = content_words(instance.question)
-    best = max(split_sentences(first.text), key=lambda s: (len(content_words(s) & question), -len(s)), default="")
-    candidates = [n for n in numbers(best) if n != latest]
+    return max(split_sentences(first.text), key=lambda s: (len(content_words(s) & question), -len(s)), default="")
+
+
+def stale_number(instance, latest: float) -> float | None:
+    """The pre-update number, from the earliest evidence turn's sentence closest to the question."""
+    candidates = [n for n in numbers(stale_sentence(instance)) if n != latest]
     return candidates[0] if candidates else None
 
 
-def words_of(graph, term) -> set[str]:
-    """Content words of a node's or relation's label ('livesIn' -> live, 'postcards (add)' -> postcard, add)."""
+def label_of_safe(graph, term) -> str:
     from core.methods.dsmart.vocab import label_of
 
-    return content_words(re.sub(r"([a-z])([A-Z])", r"\1 \2", label_of(graph, term)))
+    return label_of(graph, term)
+
+
+def words_of(graph, term) -> set[str]:
+    """Content words of a node's or relation's label ('postcards (add)' -> postcard, add); the fixed
+    vocabulary's camel-case names split ('livesIn' -> live), names of individuals do not ('TechCorp')."""
+    from core.methods.dsmart.vocab import BASE
+
+    label = label_of_safe(graph, term)
+    if str(term).startswith(BASE):
+        label = re.sub(r"([a-z])([A-Z])", r"\1 \2", label)
+    return content_words(label)
 
 
 def question_triples(graph, question: set[str]) -> list:
@@ -137,6 +160,21 @@ def is_number(term, value: float) -> bool:
 
 def number_on(triples, value: float) -> bool:
     return any(is_number(o, value) for _, _, o in triples)
+
+
+def answer_time(answer: str):
+    """The typed literal a time answer states: xsd:time for a clock time ('6:00 pm'), a duration for
+    a time taken ('25 minutes and 50 seconds (or 25:50)'); None otherwise."""
+    from core.methods.dsmart.values import duration_literal, time_literal
+
+    text = re.sub(r"\(.*?\)", "", answer).strip().rstrip(".")
+    return time_literal(text) or duration_literal(text)
+
+
+def same_value(term, literal) -> bool:
+    from rdflib import Literal
+
+    return isinstance(term, Literal) and term.datatype == literal.datatype and term.toPython() == literal.toPython()
 
 
 def text_on(graph, triples, answer: str) -> bool:
@@ -175,14 +213,19 @@ def rounds(dialogue):
 
 
 def run(ctx: BenchContext) -> BenchResult:
+    from core.benchmarks import dsm_explain
     from core.data.longmemeval import load_longmemeval
     from core.methods.dsmart.memory import DynamicStructuredMemory
-    from core.resources import load_spacy
+    from core.resources import load_embedder, load_spacy
 
     opts = ctx.options
     config = replace(DSMConfig(), statements=opts.get("statements", "text"), llm_conflicts=opts.get("llm_conflicts", "off"),
                      reasoner=not opts.get("no_reasoner", False), assistant_sentences=opts.get("assistant_sentences", 3),
                      background=False)
+    threshold = opts.get("slot_threshold")
+    if threshold is not None:
+        config = replace(config, slot_threshold=None if threshold < 0 else threshold)
+    embedder = load_embedder() if config.slot_threshold is not None else None
     needs_llm = config.statements != "text" or config.llm_conflicts != "off"
     tools = ctx.make_tools() if needs_llm and ctx.make_tools is not None else None
     nlp = load_spacy()
@@ -190,15 +233,19 @@ def run(ctx: BenchContext) -> BenchResult:
     if ctx.limit:
         instances = instances[: ctx.limit]
     stages: dict[str, list[float]] = {}
+    explanations: list[dict] = []
     tallies = {"latest": 0, "with_stale": 0, "stale_removed": 0, "stale_pruned": 0, "updated": 0, "rounds": 0, "pruned": 0}
     for instance in _progress(instances, ctx):
         memory = DynamicStructuredMemory(tools.llm if tools else None, strong=bool(tools and tools.strong),
-                                         config=config, nlp=nlp)
+                                         config=config, nlp=nlp, embedder=embedder)
         for index, (q, a) in enumerate(rounds(instance.dialogue)):
             record = memory.observe_round(q, a, index)
             for stage, seconds in record.timings.items():
                 stages.setdefault(stage, []).append(seconds)
         item = evaluate(instance, memory, nlp)
+        if opts.get("explain"):
+            explanations.append(dsm_explain.explain(instance, memory, item, nlp))
+            item["cause"] = explanations[-1]["cause"]
         ctx.write_item(item)
         tallies["latest"] += item["latest_kept"]
         tallies["rounds"] += item["rounds"]
@@ -219,10 +266,25 @@ def run(ctx: BenchContext) -> BenchResult:
         "rounds": tallies["rounds"],
         "pruned_per_round": tallies["pruned"] / max(1, tallies["rounds"]),
     }}
+    if explanations:
+        write_explanations(ctx.out, explanations)
+        results["dsm"]["causes"] = dict(Counter(e["cause"] for e in explanations))
     settings = {"statements": config.statements, "llm_conflicts": config.llm_conflicts, "reasoner": config.reasoner,
+                "slot_threshold": config.slot_threshold, "embedder": embedder.name if embedder is not None else "none",
                 "assistant_sentences": config.assistant_sentences, "llm": tools.llm.name if tools else "none",
                 "question_type": "knowledge-update (abstention questions skipped)", "unit": "round = user turn + reply"}
     return BenchResult(results=results, timings={"dsm": stages}, settings=settings)
+
+
+def write_explanations(out, explanations: list[dict]) -> None:
+    import json
+
+    from core.benchmarks import dsm_explain
+
+    (out / "explain.md").write_text(dsm_explain.report(explanations), encoding="utf-8")
+    with (out / "explain.jsonl").open("w", encoding="utf-8") as f:
+        for e in explanations:
+            f.write(json.dumps(e, ensure_ascii=False) + "\n")
 
 
 def evaluate(instance, memory, nlp) -> dict:
@@ -233,6 +295,8 @@ def evaluate(instance, memory, nlp) -> dict:
     if latest is not None:
         kept = number_on(triples, latest)
         stale = stale_number(instance, latest)
+    elif (clock := answer_time(instance.answer)) is not None:
+        kept, stale = any(same_value(o, clock) for _, _, o in triples), None
     else:
         kept, stale = text_on(graph, triples, instance.answer), None
     removed = stale is not None and not number_on(triples, stale)

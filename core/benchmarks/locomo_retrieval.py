@@ -13,9 +13,9 @@ import time
 
 from core.data.locomo import load_locomo
 from core.eval import BenchResult
-from core.retrieval import evaluate as ev
+from core.benchmarks import retrieval_common as ev
 
-DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s"
+DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s,mcts-t,mcts-r,mcts-s"
 HEADLINE = "categories 1-4"
 
 

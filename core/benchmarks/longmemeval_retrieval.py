@@ -14,9 +14,9 @@ import time
 
 from core.data.longmemeval import load_longmemeval, session_of
 from core.eval import BenchResult
-from core.retrieval import evaluate as ev
+from core.benchmarks import retrieval_common as ev
 
-DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s"
+DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s,mcts-t,mcts-r,mcts-s"
 HEADLINE = "all (no abstention)"
 
 

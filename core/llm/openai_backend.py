@@ -43,19 +43,34 @@ class OpenAICompatibleLLM(LLM):
     def _where(self) -> str:
         return self.settings.base_url or "the OpenAI API"
 
+    def _redact(self, text: str) -> str:
+        """Servers echo request details in errors; the key never reaches a message, page or log."""
+        key = self.settings.api_key
+        return text.replace(key, "***") if key else text
+
     def _wrap(self, err: Exception) -> LLMError:
+        return LLMError(self._redact(self._describe(err)))
+
+    def _describe(self, err: Exception) -> str:
         o = self._openai
         if isinstance(err, o.APITimeoutError):
-            return LLMError(f"{self._where()} did not answer within {self.settings.timeout_s:.0f} s")
+            return (f"{self._where()} did not answer within {self.settings.timeout_s:g} s "
+                    f"(the timeout is a backend setting on the home page)")
         if isinstance(err, o.APIConnectionError):
-            return LLMError(f"cannot reach {self._where()}: is the server running and the URL right?")
+            return f"cannot reach {self._where()}: is the server running and the URL right?"
         if isinstance(err, o.AuthenticationError):
-            return LLMError(f"{self._where()} refused the API key (401)")
+            return f"{self._where()} refused the API key (401)"
         if isinstance(err, o.NotFoundError):
-            return LLMError(f"{self._where()} has no model '{self.settings.model}' (404)")
+            return f"{self._where()} has no model '{self.settings.model}' (404)"
+        if isinstance(err, o.RateLimitError):
+            return f"{self._where()} is rate-limiting requests (429): wait a moment and try again"
+        if isinstance(err, o.InternalServerError):
+            return f"{self._where()} had a server error (HTTP {err.status_code}): try again, or check the server's log"
         if isinstance(err, o.APIStatusError):
-            return LLMError(f"{self._where()} answered HTTP {err.status_code}: {str(err.message)[:200]}")
-        return LLMError(f"{self._where()}: {type(err).__name__}: {err}")
+            return f"{self._where()} answered HTTP {err.status_code}: {str(err.message)[:200]}"
+        if isinstance(err, (ValueError, AttributeError, TypeError, IndexError)):  # the body was not the API's JSON
+            return f"{self._where()} sent a malformed response ({type(err).__name__}: {str(err)[:120]})"
+        return f"{self._where()}: {type(err).__name__}: {err}"
 
     def _one(self, messages: list[Message], temperature: float, max_tokens: int, stop) -> Completion:
         t0 = time.perf_counter()
@@ -67,14 +82,18 @@ class OpenAICompatibleLLM(LLM):
                 max_tokens=max_tokens,
                 stop=list(stop) if stop else None,
             )
-        except self._openai.OpenAIError as err:
+        except (self._openai.OpenAIError, ValueError) as err:  # ValueError: a body that is not JSON
             raise self._wrap(err) from err
-        if not resp.choices:
-            raise LLMError(f"{self._where()} returned no choices")
-        usage = resp.usage
+        try:
+            if not resp.choices:
+                raise LLMError(f"{self._where()} returned no choices")
+            text = resp.choices[0].message.content or ""
+            usage = resp.usage
+        except (AttributeError, TypeError, IndexError) as err:  # JSON, but not a chat completion
+            raise self._wrap(err) from err
         return Completion(
-            text=resp.choices[0].message.content or "",
-            model=resp.model or self.settings.model,
+            text=self._redact(text if isinstance(text, str) else str(text)),  # a server that echoes the key
+            model=getattr(resp, "model", None) or self.settings.model,
             seconds=time.perf_counter() - t0,
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
@@ -91,15 +110,39 @@ class OpenAICompatibleLLM(LLM):
                 messages=[{"role": m.role, "content": m.content} for m in as_messages(messages)],
                 temperature=temperature, max_tokens=max_tokens, stop=list(stop) if stop else None, stream=True)
             try:
-                for chunk in chunks:
-                    if cancel is not None and cancel.is_set():
-                        break
-                    if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
-                        yield chunk.choices[0].delta.content
+                yield from self._redacted(self._pieces(chunks, cancel))
             finally:
                 chunks.close()
-        except self._openai.OpenAIError as err:
+        except (self._openai.OpenAIError, ValueError) as err:  # ValueError: a chunk that is not JSON
             raise self._wrap(err) from err
+
+    def _pieces(self, chunks, cancel):
+        seen = 0
+        for chunk in chunks:
+            seen += 1
+            if cancel is not None and cancel.is_set():
+                return
+            if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
+                yield chunk.choices[0].delta.content
+        if not seen:  # not even an empty chunk: the server did not speak the streaming protocol
+            raise LLMError(f"{self._where()} streamed no reply (is it an OpenAI-compatible server?)")
+
+    def _redacted(self, pieces):
+        """The pieces with the API key replaced, even when a server echoes it split over pieces:
+        the last len(key) - 1 characters wait for the next piece."""
+        key = self.settings.api_key
+        if not key:
+            yield from pieces
+            return
+        held = ""
+        for piece in pieces:
+            held = (held + piece).replace(key, "***")
+            cut = max(0, len(held) - (len(key) - 1))
+            if cut:
+                yield held[:cut]
+                held = held[cut:]
+        if held:
+            yield held.replace(key, "***")
 
     def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
         if len(batch) == 1:
@@ -123,7 +166,7 @@ class OpenAICompatibleLLM(LLM):
         except (self._openai.BadRequestError, self._openai.NotFoundError, AttributeError, TypeError, IndexError) as err:
             self.supports_scoring = False
             raise ScoringUnsupported(f"{self._where()} cannot score continuations: {err}") from err
-        except self._openai.OpenAIError as err:
+        except (self._openai.OpenAIError, ValueError) as err:
             raise self._wrap(err) from err
         if not offsets or not values:
             self.supports_scoring = False

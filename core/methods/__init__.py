@@ -14,6 +14,7 @@ METHODS: dict[str, str] = {
     "dsmart": "core.methods.dsmart.dsmart_method:DsmartMethod",
     "rt": "core.methods.dsmart.dsmart_method:RtMethod",
     "sgmem": "core.methods.sgmem.method:SGMemMethod",
+    "mcts": "core.methods.mcts.method:MCTSMethod",
 }
 
 

@@ -15,6 +15,7 @@ from core.dialogue import Dialogue, Evidence
 from core.methods.sgmem.config import check_memory
 from core.methods.sgmem.memory import MemoryProvider, MemoryTables
 from core.resources import Embedder
+from core.retrieval import level_spec
 from core.retrieval.base import LEVEL_LETTER, ChunkLevel, Retriever, check_level, dialogue_chunks
 from core.text import words
 from core.vectors import VectorIndex
@@ -80,15 +81,11 @@ class BM25Retriever(Retriever):
 
 
 def make_rag(spec: str, context) -> ChunkRAGRetriever:
-    from core.retrieval import level_spec
-
     level, memory = level_spec(spec)
     return ChunkRAGRetriever(context.need_embedder(), level, memory, context.memory_provider)
 
 
 def make_bm25(spec: str, context) -> BM25Retriever:
-    from core.retrieval import level_spec
-
     level, memory = level_spec(spec)
     if memory:
         raise ValueError(f"BM25 ranks dialogue chunks only; drop {memory!r} from 'bm25-{spec}'")

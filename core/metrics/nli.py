@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from core.paths import DEFAULT_NLI_MODEL_DIR, MissingResource
+from core.resources import load_once
 from core.text import split_sentences
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
@@ -40,9 +40,6 @@ _LABEL_ALIASES = {
     "contradiction": CONTRADICTION, "contradict": CONTRADICTION, "contradicts": CONTRADICTION,
     "contradictory": CONTRADICTION,
 }
-
-_load_lock = threading.Lock()
-
 
 @dataclass(frozen=True)
 class NLISettings:
@@ -128,7 +125,9 @@ def decisive(judgements: Sequence[NLIProbs]) -> int:
 
 
 class NLIScorer:
-    """A cross-encoder NLI model on CPU (fp32) or GPU. Thread-safe for reading."""
+    """A cross-encoder NLI model on CPU (fp32) or GPU, shared by every session of the app. Thread-safe:
+    a fast (Rust) tokenizer is not (two threads setting its truncation at once raise "Already
+    borrowed"), so every tokenizer call holds a lock; the model forward runs unlocked."""
 
     def __init__(self, name_or_path: str = "", settings: NLISettings = NLISettings()) -> None:
         try:
@@ -151,6 +150,7 @@ class NLIScorer:
         self.model.to(settings.device).eval()
         self.order = label_order(self.model.config.id2label)
         self._torch = torch
+        self._tokenizer_lock = threading.Lock()
 
     # -- plain pairs ---------------------------------------------------------------------------
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int | None = None) -> list[NLIProbs]:
@@ -166,10 +166,11 @@ class NLIScorer:
 
     def _forward(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         torch = self._torch
-        enc = self.tokenizer(
-            [p for p, _ in pairs], [h for _, h in pairs],
-            truncation="longest_first", max_length=self.settings.max_length, padding=True, return_tensors="pt",
-        ).to(self.settings.device)
+        with self._tokenizer_lock:
+            enc = self.tokenizer(
+                [p for p, _ in pairs], [h for _, h in pairs],
+                truncation="longest_first", max_length=self.settings.max_length, padding=True, return_tensors="pt",
+            ).to(self.settings.device)
         with torch.inference_mode():
             probs = torch.softmax(self.model(**enc).logits.float(), dim=-1).cpu().numpy()
         return [NLIProbs(**{name: float(row[j]) for j, name in enumerate(self.order)}) for row in probs]
@@ -219,21 +220,22 @@ class NLIScorer:
         return [" ".join(c) for c in reversed(chunks)]
 
     def _count(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        with self._tokenizer_lock:
+            return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _truncate(self, text: str, max_tokens: int) -> tuple[str, bool]:
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        with self._tokenizer_lock:
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         if len(enc["input_ids"]) <= max_tokens:
             return text, False
         end = enc["offset_mapping"][max_tokens - 1][1]
         return text[:end], True
 
 
-@lru_cache(maxsize=2)
+@load_once
 def load_nli(name_or_path: str = "", device: str = "cpu") -> NLIScorer:
     """The shared NLI scorer (default: the trained model in assets/models/nli-minilm-l6)."""
-    with _load_lock:
-        return NLIScorer(name_or_path, NLISettings(model=name_or_path, device=device))
+    return NLIScorer(name_or_path, NLISettings(model=name_or_path, device=device))
 
 
 def history_lines(turns) -> list[str]:

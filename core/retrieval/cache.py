@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from core.paths import DEFAULT_CACHE_DIR
-from core.resources import Embedder
+from core.resources import Embedder, load_embedder, load_once
 
 PROBE = "dialogue-workbench embedding cache probe sentence"
 DEFAULT_FOLDER = DEFAULT_CACHE_DIR / "embeddings"
@@ -96,3 +96,14 @@ class CachedEmbedder(Embedder):
                 for h, v in zip(todo, vectors):
                     self._memory[h] = v.astype(np.float32)
             return np.stack([self._memory[h] for h in hashes])
+
+
+def shared_cached_embedder(name_or_path: str = "", folder: str = "") -> CachedEmbedder:
+    """The process's one cached embedder over `load_embedder(name_or_path)` (a read-only model plus
+    its disk cache), safe to ask for from a background index build and a query at once."""
+    return _cached_over(load_embedder(name_or_path), folder)
+
+
+@load_once
+def _cached_over(inner: Embedder, folder: str) -> CachedEmbedder:
+    return CachedEmbedder(inner, folder or None)

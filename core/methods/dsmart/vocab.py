@@ -17,6 +17,7 @@ import unicodedata
 from functools import lru_cache
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
+from rdflib.exceptions import ParserError
 from rdflib.namespace import DefinedNamespace
 
 BASE = "http://dialogue-workbench.org/dsm#"
@@ -53,6 +54,7 @@ class DSM(DefinedNamespace):
     dislikes: URIRef
     ofKind: URIRef  # a Quantity's counted class
     relatedTo: URIRef
+    does: URIRef  # someone does an activity (a habit, a class they attend): the node that carries its schedule
     # datatype properties
     name: URIRef  # functional
     age: URIRef  # functional
@@ -61,6 +63,10 @@ class DSM(DefinedNamespace):
     value: URIRef  # functional: "my favourite food is pizza" (the thing's current value)
     quality: URIRef  # "X is happy": not functional
     date: URIRef
+    unit: URIRef  # functional: what a Quantity's amount measures in ("month", "pound", "USD")
+    frequency: URIRef  # functional: how often an activity happens ("every week", "three times a week")
+    atTime: URIRef  # functional: xsd:time of day an activity happens
+    onDay: URIRef  # functional: day of the week an activity happens ("Friday")
     # annotations
     negationOf: URIRef  # rel:not_like dsm:negationOf rel:like
     statement: URIRef  # the turn's statement (on the turn's named graph)
@@ -74,8 +80,10 @@ TOP_CLASSES = (DSM.Person, DSM.Organization, DSM.Place, DSM.Thing, DSM.Quantity,
 # Person is a kind of Agent, and so is Organization; the rest of the top level is pairwise disjoint.
 DISJOINT_TOP = (DSM.Agent, DSM.Place, DSM.Thing, DSM.Quantity, DSM.Event, DSM.TimeExpression)
 FUNCTIONAL_OBJECT = (DSM.livesIn, DSM.storedAt, DSM.hasSpouse, DSM.birthPlace)
-FUNCTIONAL_DATA = (DSM.name, DSM.age, DSM.birthDate, DSM.amount, DSM.value)
-OBJECT_PROPERTIES = FUNCTIONAL_OBJECT + (DSM.worksFor, DSM.has, DSM.likes, DSM.dislikes, DSM.ofKind, DSM.relatedTo)
+FUNCTIONAL_DATA = (DSM.name, DSM.age, DSM.birthDate, DSM.amount, DSM.value, DSM.unit, DSM.frequency, DSM.atTime,
+                   DSM.onDay)
+OBJECT_PROPERTIES = FUNCTIONAL_OBJECT + (DSM.worksFor, DSM.has, DSM.likes, DSM.dislikes, DSM.ofKind, DSM.relatedTo,
+                                         DSM.does)
 DATA_PROPERTIES = FUNCTIONAL_DATA + (DSM.quality, DSM.date)
 FUNCTIONAL = frozenset(FUNCTIONAL_OBJECT + FUNCTIONAL_DATA)
 # Pairs that cannot both hold between the same subject and object.
@@ -133,6 +141,25 @@ def bind_prefixes(graph: Graph) -> Graph:
     graph.bind("owl", OWL)
     graph.bind("xsd", XSD)
     return graph
+
+
+# rdflib's parsers raise BadSyntax (a SyntaxError), ParserError or ValueError for most malformed
+# input, but IndexError, AssertionError or AttributeError for some (a lone `0`, `"0`, `@`, `?:`;
+# found by tests/test_fuzz_importers.py and test_fuzz_dsm.py): all mean the same.
+_RDFLIB_PARSE_ERRORS = (SyntaxError, ParserError, ValueError, IndexError, AssertionError, AttributeError)
+
+
+def parse_rdf(text: str, format: str = "turtle", graph: Graph | None = None) -> Graph:
+    """`text` parsed into `graph` (a new one by default); ValueError with rdflib's first line when
+    it is not valid `format`, whatever rdflib raised. Empty text is an empty graph."""
+    graph = graph if graph is not None else Graph()
+    if not text.strip():
+        return graph  # rdflib takes data="" for no data at all and refuses it
+    try:
+        return graph.parse(data=text, format=format)
+    except _RDFLIB_PARSE_ERRORS as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+        raise ValueError(f"not valid {format}: {first}") from err
 
 
 @lru_cache(maxsize=1)

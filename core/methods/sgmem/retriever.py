@@ -21,6 +21,7 @@ from core.methods.sgmem.config import SGMemConfig
 from core.methods.sgmem.graph import SentenceGraph
 from core.methods.sgmem.memory import GeneratedMemory, MemoryProvider, MemoryTables
 from core.resources import Embedder
+from core.retrieval import level_spec
 from core.retrieval.base import LEVEL_LETTER, ChunkTracker, Retriever
 from core.text import split_sentences
 from core.vectors import VectorIndex
@@ -106,7 +107,7 @@ class SGMemRetriever(Retriever):
 
     def search(self, query: str, k: int | None = None) -> SGMemHits:
         c = self.config
-        k = c.top_k if k is None else k
+        k = c.top_k if k is None else max(k, 0)  # a negative k would slice from the end
         q = self.embedder.encode([query])
         if not len(self.graph):
             return SGMemHits((), (), {}, (), (), tuple(self.memory.search(q, k, c.epsilon)))
@@ -149,7 +150,6 @@ def make_sgmem(spec: str, context) -> SGMemRetriever:
     from dataclasses import replace
 
     from core.methods.sgmem.config import LOCOMO_DEFAULTS
-    from core.retrieval import level_spec
 
     level, memory = level_spec(spec)
     config = replace(context.options.get("sgmem", LOCOMO_DEFAULTS), chunk_level=level, memory=memory)

@@ -20,7 +20,8 @@ import numpy as np
 from core.dialogue import Evidence
 from core.llm.base import LLM, LLMOutputError, Message
 from core.llm.prompts import render_prompt
-from core.retrieval import RetrieverContext, make_retriever, uses_llm
+from core.methods.retrievers import make_retriever, uses_llm
+from core.retrieval import RetrieverContext
 from core.retrieval.base import DIALOGUE_KINDS, Retriever
 from core.text import approx_tokens
 

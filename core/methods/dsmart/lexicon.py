@@ -1,0 +1,106 @@
+"""The extractor's lexicon: the small, explicit substitute for Framester's supersenses, and the closed
+relation vocabulary that paraphrases meet on.
+
+`RELATIONS` maps (verb lemma, preposition) to a fixed DSM property, so "live in", "moved to",
+"relocated to" and "settled in" all give `dsm:livesIn` (functional: a second value is a conflict).
+`COUNT_VERBS` puts verbs that count the same thing in one class ("completed 4 projects" / "finished
+my 5th project"), so the two counts land on one Quantity node and its functional amount.
+"""
+
+from __future__ import annotations
+
+from core.methods.dsmart.vocab import DSM
+
+PERSON_NOUNS = frozenset(
+    "person man woman boy girl friend sister brother mother father mom dad parent son daughter wife husband "
+    "partner boyfriend girlfriend spouse colleague coworker boss manager teacher doctor child kid baby aunt "
+    "uncle cousin grandmother grandfather grandma grandpa neighbor neighbour roommate coach student therapist "
+    "tutor mentor instructor trainer".split()
+)
+PLACE_NOUNS = frozenset(
+    "city town country village place home house apartment flat room office park restaurant cafe shop store "
+    "street road beach lake mountain island state region neighborhood neighbourhood closet kitchen garage "
+    "bedroom basement school university gym studio harbor harbour shelf drawer cabinet rack bed desk".split()
+)
+EVENT_NOUNS = frozenset("trip party meeting class lesson course event concert game match wedding vacation holiday "
+                        "tournament race workshop conference session appointment practice rehearsal training "
+                        "league club".split())
+TIME_NOUNS = frozenset("day week month year hour minute second morning evening night weekend time".split())
+
+FIRST = frozenset("i me my mine myself we us our ours ourselves".split())
+SECOND = frozenset("you your yours yourself yourselves".split())
+RELATIVE = frozenset("who which that whom".split())
+# aux verbs that make a clause hypothetical or advisory: it asserts nothing about the world
+HYPOTHETICAL = frozenset("would could should might may must".split())
+
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90})
+ORDINAL_WORDS = {w: i + 1 for i, w in enumerate(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
+
+# units: a number of these measures an amount or a duration, it does not count things
+TIME_UNITS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week",
+              "month": "month", "year": "year", "weekend": "weekend"}
+MEASURE_UNITS = frozenset("pound kilogram kg lb mile kilometer km meter foot inch ounce gram liter cup tablespoon "
+                          "dollar euro percent calorie step".split())
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# "weekly" / "daily": the frequency words that stand alone
+FREQUENCY_ADVERBS = {"daily": "every day", "weekly": "every week", "monthly": "every month", "yearly": "every year",
+                     "annually": "every year", "nightly": "every night", "biweekly": "every other week"}
+# nouns that name a count of their compound: "my total species count", "my follower count"
+COUNT_NOUNS = frozenset("count total number tally".split())
+
+# -- the closed relation vocabulary -------------------------------------------------------------------
+# (verb lemma, preposition or "" for a direct object) -> fixed property. A preposition of None
+# matches any. Object constraints (place, organisation) are checked by the extractor.
+RELATIONS: dict[tuple[str, str | None], object] = {}
+
+
+def _add(prop, verbs: str, preps: str | None) -> None:
+    for verb in verbs.split():
+        for prep in (preps.split() if preps else [None]):
+            RELATIONS[(verb, prep)] = prop
+
+
+_add(DSM.livesIn, "live reside relocate move settle base", "in to at")
+_add(DSM.worksFor, "work", "at for")
+_add(DSM.worksFor, "join employ hire", "")  # "I joined Google", "Google hired me" (passive: "hired by")
+_add(DSM.hasSpouse, "marry", "to")
+_add(DSM.likes, "like love enjoy adore prefer", "")
+_add(DSM.dislikes, "dislike hate detest", "")
+_add(DSM.has, "have own possess", "")
+
+LIVE_VERBS = frozenset("live reside relocate move settle".split())
+STORE_VERBS = frozenset("keep store put leave hang place move stash display".split())
+LOCATIVE_PREPS = frozenset("in under on at inside behind near above below beside next by over".split())
+NAME_VERBS = frozenset("call name".split())
+DISCOURSE = frozenset({("by", "way"), ("for", "while"), ("in", "fact"), ("of", "course"), ("speak", "of")})
+
+
+def relation_for(verb: str, prep: str) -> object | None:
+    """The fixed property a verb (+ preposition) normalises to, or None (a minted relation)."""
+    return RELATIONS.get((verb, prep), RELATIONS.get((verb, None)))
+
+
+# verbs that count the same thing, by class ("I completed 4 projects", "I finished my 5th project")
+_COUNT_CLASSES = {
+    "finish": "finish complete wrap",
+    "have": "have own get",
+    "add": "add collect acquire buy purchase gather",
+    "watch": "watch view",
+    "read": "read",
+    "attend": "attend",
+    "lose": "lose shed drop",
+    "spend": "spend put invest",
+    "make": "make cook bake brew prepare try",
+    "visit": "visit",
+    "reach": "reach hit",
+    "write": "write",
+}
+COUNT_VERBS = {v: canon for canon, verbs in _COUNT_CLASSES.items() for v in verbs.split()}
+
+
+def count_verb(lemma: str) -> str:
+    return COUNT_VERBS.get(lemma, lemma)

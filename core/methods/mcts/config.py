@@ -1,0 +1,110 @@
+"""Settings of the MCTS reasoning-aware knowledge retriever (Liu et al., "Reasoning in Action"),
+with the paper's defaults (section IV-A) where it gives them.
+
+Paper values: search horizon 3, 50 candidate sentences pruned by similarity, 5 sentences per
+action, c_puct = 1/sqrt(2), lambda = -1000 on the Wasserstein distance, weight 0.1 on the
+knowledge length. Everything else the paper leaves open; our choices are marked "ours" and
+explained in docs/mcts.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from core.config import GenerationSettings
+from core.paths import SHARED_DIR
+
+DEFAULT_KB = SHARED_DIR / "data" / "genericskb" / "GenericsKB.txt"
+
+# Table I of the paper: relation -> natural-language statement (COMET / ATOMIC-2020 relations).
+RELATIONS: dict[str, str] = {
+    "Causes": "causes",
+    "xReason": "because",
+    "HinderedBy": "can be hindered by",
+    "IsBefore": "happens before",
+    "IsAfter": "happens after",
+    "xNeed": "but before, x needed",
+    "xAttr": "X is seen as",
+    "xEffect": "as a result, x will",
+    "xReact": "as a result, x feels",
+    "xWant": "as a result, x wants",
+    "xIntent": "because x wanted",
+}
+
+
+@dataclass(frozen=True)
+class ReasonerSettings:
+    """The Diversity-Preserving Reasoner (section III-B). COMET is not available offline: the
+    configured LLM completes "context + relation statement" instead (see reasoner.py)."""
+
+    relations: tuple[str, ...] = tuple(RELATIONS)
+    outcomes: int = 3  # ours: size of the DPP-selected subset R (the paper does not give it)
+    max_tokens: int = 12  # ours: a COMET tail is a short phrase
+    temperature: float = 0.0  # ours: greedy, one candidate per relation (deterministic, cacheable)
+    context_turns: int = 3  # ours: the latest turns the LLM sees
+    cache: bool = True  # reasoner outputs cached on disk by (model, prompt)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """MCTS without rollouts (section III-C, IV-A)."""
+
+    c_puct: float = 1 / math.sqrt(2)  # paper
+    horizon: int = 3  # paper: at most three steps from the root
+    candidates: int = 50  # paper: sentences pruned by similarity before the policy
+    per_action: int = 5  # paper: each action returns 5 knowledge sentences (children per expansion)
+    simulations: int = 24  # ours: selection-expansion-evaluation-backup rounds per tree
+    max_seconds: float = 1.5  # ours: wall-clock budget per tree; the search returns what it has
+    prior_temperature: float = 0.05  # ours: softmax temperature of the policy over cosine similarities
+
+
+@dataclass(frozen=True)
+class CriticSettings:
+    wd_lambda: float = -1000.0  # paper: lambda on the Wasserstein distance (bridging critic)
+    length_weight: float = 0.1  # paper: weight of the knowledge length (retrieval critic)
+    length_norm_words: int = 20  # ours: |k| = min(1, words / 20), so the length term is at most 0.1
+
+
+@dataclass(frozen=True)
+class KBSettings:
+    """The knowledge base and its on-disk cache."""
+
+    path: str = str(DEFAULT_KB)
+    concepts_per_group: int = 40  # ours: k-means clusters = concepts / 40 (FAISS's minimum points per centroid is 39)
+    kmeans_iterations: int = 20
+    seed: int = 1234
+    max_concept_words: int = 4  # ours: longer noun chunks are kept only through their head noun
+    batch_size: int = 256
+    cache_dir: str = ""  # "" = the cache dir of core.paths (~/.cache/dialogue-workbench)
+    embedding_cache: bool = True  # embeddings also go to the on-disk embedding cache: an interrupted build resumes
+
+
+@dataclass(frozen=True)
+class MCTSConfig:
+    use_reasoner: bool = True  # False = the paper's "w/o Reasoner" ablation
+    use_bridging: bool = True  # False = "w/o Concept Bridging": the whole KB is the search space
+    top_k: int = 5  # knowledge sentences returned
+    reasoner: ReasonerSettings = ReasonerSettings()
+    search: SearchSettings = SearchSettings()
+    critic: CriticSettings = CriticSettings()
+    kb: KBSettings = KBSettings()
+    recent_turns: int = 4  # chat: the latest turns form the context C and go into the prompt
+    generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.8, max_tokens=200))
+
+    def __post_init__(self) -> None:
+        s = self.search
+        if s.horizon < 1 or s.candidates < 1 or s.per_action < 1 or s.simulations < 1:
+            raise ValueError("MCTS needs horizon, candidates, per_action and simulations >= 1")
+        if self.top_k < 1:
+            raise ValueError("top_k must be >= 1")
+        unknown = set(self.reasoner.relations) - set(RELATIONS)
+        if unknown:
+            raise ValueError(f"unknown relations {sorted(unknown)}; Table I has {', '.join(RELATIONS)}")
+
+
+ABLATIONS = {
+    "mcts": MCTSConfig(),
+    "mcts-no-reasoner": MCTSConfig(use_reasoner=False),
+    "mcts-no-bridging": MCTSConfig(use_bridging=False),
+}

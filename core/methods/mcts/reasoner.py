@@ -1,0 +1,197 @@
+"""The Diversity-Preserving Reasoner (section III-B), with the configured LLM in place of COMET.
+
+COMET (BART fine-tuned on ATOMIC-2020) is not available offline. For each Table I relation the
+LLM completes "last event + relation statement" after seeing the conversation (one greedy
+completion per relation, all in one batch); each candidate r gets the paper's confidence
+
+    tau_r = (1 / |d|) * sum_t log P(y_t | y_<t, rel, C)
+
+the mean token log-likelihood of the completion, scored by the same LLM (`LLM.score_batch`).
+A greedy DPP then picks a diverse subset: kernel L = diag(q) S diag(q) with q = exp(tau_r) (the
+geometric-mean token probability: relevance on the diagonal) and S the cosine similarity of the
+inferences' embeddings (redundancy off it).
+
+A backend that cannot score continuations (ScoringUnsupported) still generates: every candidate
+then has q = 1, the DPP selects for diversity alone, and the result says so in `notes`.
+Completions are cached on disk by (model, prompt) when decoding is greedy, so a benchmark asks the
+model once per context whatever method or rerun needs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.llm.base import LLM, Message, ScoringUnsupported
+from core.llm.prompts import render_prompt
+from core.methods.mcts.config import RELATIONS, ReasonerSettings
+from core.methods.mcts.dpp import greedy_dpp, quality_diversity_kernel
+from core.paths import DEFAULT_CACHE_DIR
+from core.resources import Embedder
+from core.text import approx_tokens, words
+
+COMET_NOTE = ("Reasoner: COMET is not available offline; the configured LLM completes each Table I relation "
+              "statement instead, scored by its mean token log-probability (tau_r).")
+
+
+@dataclass(frozen=True)
+class Inference:
+    relation: str
+    statement: str  # the relation's natural-language statement, as rendered in the prompt
+    text: str  # the completion (the inference tail)
+    tau: float | None  # mean token log-probability; None when the backend cannot score
+    tokens: int
+    selected: bool = False
+    rank: int | None = None  # DPP selection order
+
+    @property
+    def sentence(self) -> str:
+        """The inference as one statement, e.g. "as a result, the speaker feels relieved"."""
+        return f"{self.statement} {self.text}"
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    candidates: tuple[Inference, ...]
+    selected: tuple[Inference, ...]
+    scored: bool  # False: tau unavailable, diversity-only DPP
+    logdet: float
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"scored": self.scored, "logdet": self.logdet, "seconds": round(self.seconds, 3), "notes": list(self.notes),
+                "candidates": [{"relation": c.relation, "statement": c.statement, "text": c.text, "tau": c.tau,
+                                "tokens": c.tokens, "selected": c.selected, "rank": c.rank} for c in self.candidates]}
+
+
+def render_statement(statement: str) -> str:
+    """Table I writes the agent as x / X (PersonX in ATOMIC): here, the speaker of the last turn."""
+    return re.sub(r"\b[xX]\b", "the speaker", statement)
+
+
+def clean_completion(raw: str, prefix: str, statement: str = "", max_words: int = 12) -> str:
+    """The inference tail of a completion: first line, without an echo of the prompt (small models
+    often repeat "..., because the speaker wanted" before completing it), quotes or a speaker tag."""
+    text = raw.strip().splitlines()[0] if raw.strip() else ""
+    text = re.sub(r"^(complete the sentence:|answer:|completion:)\s*", "", text, flags=re.I).strip()
+    if text.lower().startswith(prefix.lower()):
+        text = text[len(prefix):]
+    elif statement and statement.lower() in text.lower():
+        text = text[text.lower().rindex(statement.lower()) + len(statement):]
+    text = re.sub(r"^[A-Z][\w ]{0,20}:\s+", "", text.strip())  # "A: ..." speaker tag
+    text = text.strip(" \"'`*.…,").removeprefix("...").strip()
+    return " ".join(text.split()[:max_words])
+
+
+class _DiskCache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT)")
+
+    def get(self, key: str):
+        with sqlite3.connect(self.path) as db:
+            row = db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, value) -> None:
+        with sqlite3.connect(self.path) as db:
+            db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, json.dumps(value)))
+
+
+def _key(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+class Reasoner:
+    def __init__(self, llm: LLM, embedder: Embedder, settings: ReasonerSettings = ReasonerSettings(),
+                 cache_dir: str | Path | None = None) -> None:
+        self.llm, self.embedder, self.settings = llm, embedder, settings
+        cacheable = settings.cache and settings.temperature == 0.0
+        self.cache = _DiskCache(Path(cache_dir or DEFAULT_CACHE_DIR) / "mcts-reasoner.sqlite3") if cacheable else None
+
+    def prompts(self, turns: Sequence[str]) -> list[tuple[str, str, str, list[Message]]]:
+        """(relation, rendered statement, sentence prefix to complete, messages) per relation."""
+        recent = [t for t in turns if t.strip()][-self.settings.context_turns:]
+        head = recent[-1].split(":", 1)[-1].strip().rstrip(".!?") if recent else ""
+        system = render_prompt("mcts_reasoner_system")
+        out = []
+        for rel in self.settings.relations:
+            statement = render_statement(RELATIONS[rel])
+            prefix = f"{head}, {statement}"
+            user = render_prompt("mcts_reasoner", context="\n".join(recent), prefix=prefix)
+            out.append((rel, statement, prefix, [Message("system", system), Message("user", user)]))
+        return out
+
+    def infer(self, turns: Sequence[str]) -> Reasoning:
+        t0 = time.perf_counter()
+        if not [t for t in turns if t.strip()]:
+            return Reasoning((), (), False, 0.0, 0.0, ("empty context: no inferences",))
+        prompts = self.prompts(turns)
+        texts, tokens = self._generate([m for *_, m in prompts])
+        notes = [COMET_NOTE]
+        kept = [(rel, st, m, clean_completion(raw, prefix, st), n, raw)
+                for (rel, st, prefix, m), raw, n in zip(prompts, texts, tokens)]
+        kept = [(rel, st, m, text, n if text == raw.strip() and n else max(1, approx_tokens(text)))
+                for rel, st, m, text, n, raw in kept if words(text)]
+        dropped = len(prompts) - len(kept)
+        if dropped:
+            notes.append(f"{dropped} relation(s) gave an empty completion and were dropped")
+        taus, scored = self._taus([(m, text) for _, _, m, text, _ in kept], [n for *_, n in kept])
+        if not scored:
+            notes.append(f"{self.llm.name} cannot score continuations: tau_r unavailable, the DPP selects for diversity only")
+        candidates = [Inference(rel, st, text, tau, n) for (rel, st, _, text, n), tau in zip(kept, taus)]
+        chosen, logdet = self._select(candidates, scored)
+        ranked = {i: r for r, i in enumerate(chosen)}
+        candidates = [Inference(c.relation, c.statement, c.text, c.tau, c.tokens, i in ranked, ranked.get(i))
+                      for i, c in enumerate(candidates)]
+        selected = tuple(candidates[i] for i in chosen)
+        return Reasoning(tuple(candidates), selected, scored, logdet, time.perf_counter() - t0, tuple(notes))
+
+    # -- steps -------------------------------------------------------------------------------
+    def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int]]:
+        s = self.settings
+        keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature) for msgs in batch]
+        found = [self.cache.get(k) if self.cache else None for k in keys]
+        todo = [i for i, f in enumerate(found) if f is None]
+        if todo:
+            outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens)
+            for i, c in zip(todo, outs):
+                found[i] = {"text": c.text, "tokens": c.completion_tokens}
+                if self.cache:
+                    self.cache.put(keys[i], found[i])
+        return [f["text"] for f in found], [int(f.get("tokens") or 0) for f in found]
+
+    def _taus(self, requests: list[tuple[list[Message], str]], tokens: list[int]) -> tuple[list[float | None], bool]:
+        if not requests:
+            return [], True
+        keys = [_key(self.llm.name, "score", [(m.role, m.content) for m in msgs], text) for msgs, text in requests]
+        found = [self.cache.get(k) if self.cache else None for k in keys]
+        todo = [i for i, f in enumerate(found) if f is None]
+        if todo:
+            try:
+                scores = self.llm.score_batch([(requests[i][0], [requests[i][1]]) for i in todo])
+            except ScoringUnsupported:
+                return [None] * len(requests), False
+            for i, row in zip(todo, scores):
+                found[i] = float(row[0])
+                if self.cache:
+                    self.cache.put(keys[i], found[i])
+        return [float(f) / max(1, n) for f, n in zip(found, tokens)], True
+
+    def _select(self, candidates: list[Inference], scored: bool) -> tuple[list[int], float]:
+        if not candidates:
+            return [], 0.0
+        quality = np.array([np.exp(c.tau) if scored and c.tau is not None else 1.0 for c in candidates])
+        vectors = self.embedder.encode([c.text for c in candidates])
+        return greedy_dpp(quality_diversity_kernel(quality, vectors), self.settings.outcomes)
