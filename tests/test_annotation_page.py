@@ -209,3 +209,17 @@ def test_tasks_from_a_server_data_set_and_from_a_chat(store, monkeypatch):
     bob = page(BOB)
     bob.radio(key="ann_source").set_value("A chat of this workspace").run()
     assert "No chat in this workspace yet." in text(bob)
+
+
+def test_adjudication_toggle_and_delete(store):
+    at = page(ALICE)
+    import_sample(at)
+    task = store.find_task("study", owner=ALICE)
+    store.label(task.id, "hd-1", "ana", "Supports", owner=ALICE)
+    to_view(at, "Import / export")
+    at.toggle(key=f"ann_adj:{task.id}").set_value(True).run()
+    assert store.task(task.id, owner=ALICE).adjudication
+    at.checkbox(key="ann_delete_sure").check().run()
+    at.button(key="ann_delete").click().run()
+    assert not at.exception and store.list_tasks(owner=ALICE) == []
+    assert [r.options for r in at.radio if r.key == "ann_page_view"] == [["Import / export"]]
