@@ -189,3 +189,26 @@ def test_command_line(tmp_path, cli):
     code, _, err = cli("agreement", "--db", db, "--task", "nope")
     assert code == 2 and "no task named 'nope'" in err
     assert cli("agreement", "--db", db, "--task", "t", "--owner", "ws:other")[0] == 2  # another workspace's task
+
+
+def test_csv_export_neutralises_formulas_and_reads_them_back():
+    """A spreadsheet must open an annotator's '=HYPERLINK(...)' as text, and the import gets it back unchanged."""
+    import csv as csv_module
+    import io
+
+    from core.annotation.formats import export_rows
+
+    texts = {"x1": "=HYPERLINK(\"http://evil\",\"click\")", "x2": "+1 555 0100", "x3": "-2 degrees", "x4": "@cmd",
+             "x5": "'quoted already", "x6": "'=both", "x7": "plain"}
+    rows = [{"item_id": k, "fact": v, "annotator": "ana", "label": "Supports", "comment": v} for k, v in texts.items()]
+    batch = batch_from_rows(rows)
+    text = write_csv(export_rows(batch.items, batch.labels, {}))
+    cells = [row for row in csv_module.DictReader(io.StringIO(text, newline=""))]
+    for row in cells:
+        for column in ("fact", "comment"):
+            assert not row[column].startswith(("=", "+", "-", "@")), row[column]
+    assert {r["item_id"]: r["fact"] for r in cells}["x1"] == "'" + texts["x1"]
+    assert {r["item_id"]: r["fact"] for r in cells}["x7"] == "plain"
+    back = read_bytes("r.csv", text.encode())
+    assert {item.item_id: item.fact for item in back.items} == texts
+    assert {label.item_id: label.comment for label in back.labels} == texts

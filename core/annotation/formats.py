@@ -117,7 +117,7 @@ def _dict_rows(name: str, rows: Any) -> list[dict]:
 def _csv_rows(name: str, text: str) -> list[dict]:
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows = [dict(r) for r in reader]
+        rows = [{k: _uncsv_text(v) for k, v in r.items()} for r in reader]
     except csv.Error as err:
         raise AnnotationError(f"{name} is not valid CSV ({err})") from None
     if not reader.fieldnames:
@@ -414,4 +414,21 @@ def _csv_cell(column: str, value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    return _csv_text(str(value))
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): an annotator's
+# comment "=HYPERLINK(...)" must open as text. Such a cell is written with a leading apostrophe (what
+# spreadsheets themselves use to mean "text"), and so is a cell that already starts with one, so that
+# reading strips exactly one apostrophe and every text comes back as it was.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def _csv_text(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _uncsv_text(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
+        return value[1:]
+    return value
