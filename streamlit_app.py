@@ -67,3 +67,18 @@ with st.form("backend"):
         state.set_llm_settings(replace(settings, backend=backend, model=model.strip(), base_url=base_url.strip(), api_key=key,
                                        timeout_s=float(timeout), strong=strong))
         st.rerun()
+
+st.subheader("Sentence embedder")
+st.caption("Used by chunk RAG, SGMem and every dense retrieval step. Both named models come from PyPI and work offline; "
+           "docs/embedders.md compares them. A chat's memory is rebuilt with the new embedder on its next turn.")
+with st.form("embedder"):
+    from core.embedders import LABELS, NAMED_EMBEDDERS
+
+    current = state.embedder_choice()
+    options = list(NAMED_EMBEDDERS) + ["other"]
+    pick = st.radio("Embedder", options, index=options.index(current) if current in NAMED_EMBEDDERS else len(NAMED_EMBEDDERS),
+                    format_func=lambda o: LABELS.get(o, "Other: a folder or Hugging Face id"), horizontal=True)
+    other = st.text_input("Folder or Hugging Face id (for 'other')", value="" if current in NAMED_EMBEDDERS else current)
+    if st.form_submit_button("Use this embedder"):
+        state.set_embedder_choice(other if pick == "other" else pick)
+        st.rerun()

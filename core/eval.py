@@ -29,6 +29,9 @@ BENCHMARKS: dict[str, str] = {
     "longmemeval-retrieval": "core.benchmarks.longmemeval_retrieval",
     "latency": "core.benchmarks.latency",
     "knowledge-retrieval": "core.benchmarks.knowledge_retrieval",
+    "opendialkg-triples": "core.benchmarks.opendialkg_triples",
+    "opendialkg-response": "core.benchmarks.opendialkg_response",
+    "hybridialogue-facts": "core.benchmarks.hybridialogue_facts",
 }
 
 

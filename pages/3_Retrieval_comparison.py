@@ -12,8 +12,10 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from core.eval import read_run
-from core.methods.sgmem.config import DATASET_DEFAULTS
-from ui import conversations, knowledge, owner, resources, runs, safe, warmup
+from core.embedders import display_name
+from core.methods.calibration import sgmem_settings
+from ui import conversations, knowledge, owner, resources, runs, safe, state, warmup
+from ui import kg as ui_kg
 from ui import mcts as mcts_ui
 from ui import retrieval as ur
 
@@ -23,8 +25,8 @@ me = owner.current_owner()
 owner.sidebar(me)
 st.title("Retrieval comparison")
 st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks ranked by mean sentence similarity) against "
-           "chunk RAG (cosine over turn/round/session embeddings) and BM25 over the same chunks. Embedder: all-MiniLM-L6-v2, "
-           "as in the paper; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
+           "chunk RAG (cosine over turn/round/session embeddings) and BM25 over the same chunks; `hybrid-*` fuses BM25 and dense "
+           "over chunks, `sgmem-*+h` seeds the graph from both. Embedder: the one chosen on the home page; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
            "insights (slow with the embedded 135M model; meaningful only with a capable endpoint).")
 
 compare_tab, runs_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark results", "Commonsense knowledge (MCTS)"])
@@ -32,7 +34,7 @@ compare_tab, runs_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark
 with compare_tab:
     left, right = st.columns([1, 2])
     with left:
-        source = st.radio("Conversation from", ["LoCoMo file", "LongMemEval file", "My chats"], horizontal=True)
+        source = st.radio("Conversation from", ["LoCoMo file", "LongMemEval file", "OpenDialKG file", "My chats"], horizontal=True)
         query, dialogue, key, preset = None, None, "", "locomo"
         if source == "LoCoMo file":
             path = st.text_input("LoCoMo file", value=str(ur.LOCOMO_DEFAULT))
@@ -56,6 +58,8 @@ with compare_tab:
                                           format_func=lambda i: f"[{insts[i].question_type}] {insts[i].question}")]
                 dialogue, key = inst.dialogue, f"lme:{path}:{inst.question_id}"
                 query = ur.Query(inst.question, inst.evidence_turn_ids, inst.answer, inst.question_type)
+        elif source == "OpenDialKG file":  # KG triples (kg-* retrievers); gold = the annotated walk
+            query, dialogue, key = ui_kg.opendialkg_source(ur.Query)
         else:
             preset = "longmemeval"
             store = resources.default_store()
@@ -73,16 +77,17 @@ with compare_tab:
             query = ur.Query(typed)
         if query.gold:
             st.caption(safe.literal(f"Gold evidence: {', '.join(query.gold)} · answer: {query.answer}"))
-        methods = st.multiselect("Retrievers", ur.RETRIEVER_NAMES, default=["rag-t", "bm25-t", "sgmem-t"])
+        methods = st.multiselect("Retrievers", ur.RETRIEVER_NAMES,
+                                 default=ur.KG_RETRIEVERS if source == "OpenDialKG file" else ["rag-t", "bm25-t", "sgmem-t"])
         k = st.slider("K (chunks retrieved)", 1, 20, 5)
-        with st.expander(f"SGMem hyper-parameters (paper defaults for {preset})"):
-            base = DATASET_DEFAULTS[preset]
+        with st.expander(f"SGMem hyper-parameters (paper defaults for {preset}, calibrated for the embedder)"):
+            base = sgmem_settings(preset, display_name(state.embedder_choice()))
             config = replace(
                 base,
                 knn_k=st.slider("k: KNN neighbours per sentence", 0, 5, base.knn_k),
                 hops=st.slider("h: hops", 0, 2, base.hops),
                 max_sentences=st.slider("n: max sentence nodes", 5, 30, base.max_sentences),
-                gamma=st.select_slider("γ: threshold on cosine + 1", [1.0, 1.1, 1.2, 1.3, 1.5], base.gamma),
+                gamma=st.select_slider("γ: threshold on cosine + 1", sorted({0.0, 1.0, 1.1, 1.2, 1.3, 1.5, base.gamma}), base.gamma),
             )
         if dialogue is not None:
             ur.prefetch(key, dialogue, methods, config)  # index while the query is typed
@@ -125,6 +130,21 @@ with compare_tab:
             st.info("Pick retrievers and press Retrieve.")
 
 with runs_tab:
+    saved = ur.saved_levels(ur.RESULTS_DIR)
+    if saved:
+        st.markdown("**Measured: levels x methods** (summaries in `results/`, figures in docs/retrieval.md)")
+        pick = st.selectbox("Measured run", saved, format_func=lambda p: p.stem.removeprefix("retrieval-levels-"))
+        saved_metric = st.radio("Metric", ur.LEVEL_METRICS, horizontal=True, key="saved-levels-metric",
+                                help="tok_recall: recall within the same token budget per level (equal context)")
+        try:
+            frame, header = ur.saved_level_frame(pick, saved_metric)
+        except (OSError, ValueError) as err:
+            st.error(safe.literal(f"Cannot read {pick.name}: {err}"))
+        else:
+            if not frame.empty:
+                st.caption(safe.literal(f"{header.get('benchmark')} · {header.get('data')} · embedder {header.get('embedder')} · "
+                                        f"{header.get('questions')} questions · {header.get('code_version')}"))
+                st.plotly_chart(ur.level_chart(frame), key=f"saved-levels:{pick.name}")
     root = runs.runs_root()
     found_runs = ur.find_runs(root) if root.is_dir() else []
     chosen = st.multiselect("Run folders", [str(p) for p in found_runs], default=[str(p) for p in found_runs[:1]],
@@ -150,6 +170,14 @@ with runs_tab:
             view = frame[(frame["metric"] == metric) & (frame["k"] == kk)]
             st.plotly_chart(px.bar(view, x="group", y="value", color="method", barmode="group",
                                    title=f"{metric}@{kk} per method and group"), key=f"bar:{folder}")
+        level_metrics = [m for m in ("recall@5", "recall@10", "tok_recall") if any(
+            k.startswith(m) for i in items[:1] for v in i.get("methods", {}).values() for k in v)]
+        if level_metrics:
+            chosen_metric = st.radio("Levels x methods", level_metrics, horizontal=True, key=f"levels:{folder}",
+                                     help="tok_recall: recall within the same token budget per level (equal context)")
+            levels = ur.level_frame(items, chosen_metric)
+            if not levels.empty:
+                st.plotly_chart(ur.level_chart(levels), key=f"levelchart:{folder}")
         lat = ur.latency_frame(items)
         if not lat.empty:
             st.plotly_chart(px.box(lat, x="method", y="latency_ms", points=False, log_y=True,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import statistics
@@ -39,13 +40,15 @@ MESSAGES = ["Hi, my name is {who} and I live in Lisbon.", "I have a dog called R
 
 
 def session(url: str, who: str, messages: int, timings: list, errors: list, barrier: threading.Barrier | None,
-            think_s: float = 0.0) -> None:
+            think_s: float = 0.0, spread: bool = False) -> None:
     try:
         with StreamlitClient(url, timeout_s=900) as client:
             client.open("Chat")
             if barrier is not None:
                 barrier.wait(timeout=600)  # every session is on the page before anyone sends
             pause = random.Random(who)
+            if spread and think_s:  # arrivals spread over one think time instead of all at the same instant
+                time.sleep(think_s * pause.uniform(0.0, 1.0))
             for i in range(messages):
                 if i and think_s:  # reading the reply and typing the next message
                     time.sleep(think_s * pause.uniform(0.5, 1.5))
@@ -59,18 +62,19 @@ def session(url: str, who: str, messages: int, timings: list, errors: list, barr
         errors.append(f"{who}: {type(err).__name__}: {err}")
 
 
-def measure(url: str, sessions: int, messages: int, tag: str, think_s: float = 0.0) -> dict:
+def measure(url: str, sessions: int, messages: int, tag: str, think_s: float = 0.0, spread: bool = False) -> dict:
     timings: list[float] = []
     errors: list[str] = []
     barrier = threading.Barrier(sessions) if sessions > 1 else None
-    threads = [threading.Thread(target=session, args=(url, f"{tag}{i}", messages, timings, errors, barrier, think_s))
+    threads = [threading.Thread(target=session, args=(url, f"{tag}{i}", messages, timings, errors, barrier, think_s, spread))
                for i in range(sessions)]
     t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return {"sessions": sessions, "messages_each": messages, "think_s": think_s, "responses": len(timings), "errors": errors,
+    return {"sessions": sessions, "messages_each": messages, "think_s": think_s, "arrivals": "spread" if spread else "burst",
+            "responses": len(timings), "errors": errors,
             "p50_s": round(statistics.median(timings), 3) if timings else None,
             "p95_s": round(percentile(timings, 95), 3) if timings else None,
             "max_s": round(max(timings), 3) if timings else None, "wall_s": round(time.perf_counter() - t0, 1)}
@@ -90,6 +94,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=3)
     parser.add_argument("--think", type=float, default=0.0,
                         help="mean seconds between a reply and the next message (uniform 0.5x-1.5x); 0 = at once")
+    parser.add_argument("--arrivals", choices=["burst", "spread"], default="burst",
+                        help="burst: every session sends its first message at the same instant; "
+                             "spread: first messages spread uniformly over one --think time")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="load-"))
@@ -98,11 +105,11 @@ def main() -> int:
         with AppProcess(folder / "app.sqlite3", folder / "streamlit.log", env) as app:
             warm = measure(app.url, 1, 1, "warm")  # loads the models once, as the first visitor would
             single = measure(app.url, 1, args.messages, "solo", args.think)
-            many = measure(app.url, args.sessions, args.messages, "user", args.think)
+            many = measure(app.url, args.sessions, args.messages, "user", args.think, args.arrivals == "spread")
     summary = {
         "date": time.strftime("%Y-%m-%d"), "backend": args.backend,
         "machine": f"{platform.machine()}, {platform.python_version()}", "warm_up": warm, "single_user": single,
-        "concurrent": many,
+        "concurrent": many, "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
         "p95_ratio": round(many["p95_s"] / single["p95_s"], 2) if many["p95_s"] and single["p95_s"] else None,
         "command": " ".join(["scripts/load_test.py", *sys.argv[1:]]),
     }

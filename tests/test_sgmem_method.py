@@ -109,7 +109,7 @@ def test_locomo_retrieval_bench_end_to_end(tmp_path):
     assert summary["results"]["rag-s"]["by_category"]["adversarial"]["n"] == 1
     assert "adversarial" in summary["results"]["sgmem-s"]["by_category"]
     assert summary["results"]["rag-s"]["n"] == 1  # the headline leaves category 5 out
-    assert set(summary["timings"]["sgmem-s"]) == {"index", "query"}
+    assert set(summary["timings"]["sgmem-s"]) == {"index", "query", "query_cpu"}
     assert items[0]["methods"]["bm25-t"]["chunks"]
 
 

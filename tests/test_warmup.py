@@ -130,7 +130,7 @@ def test_retrieval_page_builds_indexes_while_the_query_is_typed(warm_app, monkey
     import ui.retrieval as ur
 
     embedder = CachedEmbedder(HashingEmbedder(64), tmp_path / "emb")
-    monkeypatch.setattr(ur, "shared_cached_embedder", lambda: embedder)
+    monkeypatch.setattr(ur, "shared_cached_embedder", lambda choice="": embedder)
     monkeypatch.setattr(ur, "LOCOMO_DEFAULT", tiny_locomo(tmp_path))
     at = AppTest.from_file(RETRIEVAL, default_timeout=60).run()
     assert not at.exception

@@ -5,7 +5,6 @@ where a lead picks the final label."""
 from __future__ import annotations
 
 import html
-import importlib.util
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -68,14 +67,32 @@ def _versus(labels, reference: dict[str, str], name: str, key: str) -> None:
         st.plotly_chart(confusion_figure(ag.confusion(reference, table[who]), name, who), width="stretch", key=f"{key}_fig")
 
 
+VERIFIER_KEY = "ann_verifier_labels"  # (owner, task id, verifier, items) -> {item_id: label}
+
+
 def verifier_panel(store: AnnotationStore, task: TaskInfo, labels, me: str) -> None:
     """Each annotator against the FactScore verifier's labels of the same items (issue 16)."""
+    from core.annotation.verify import verifier_labels
+
     st.subheader("Against the automatic verifier")
-    if importlib.util.find_spec("core.metrics.factscore") is None:
-        st.caption("The FactScore verifier (core/metrics/factscore.py, issue 16) is not installed in this version: "
-                   "this comparison appears once it is.")
-        return
-    st.caption("The FactScore verifier is present, but this page does not run it yet.")
+    st.caption("The FactScore verifier labels the task's items (the offline `nli` classifier by default; `llm` uses the "
+               "configured model). Gold evidence marks are never shown to it.")
+    name = st.radio("Verifier", ["nli", "llm", "judge"], horizontal=True, key="ann_verifier_name")
+    key = (me, task.id, name, task.items)
+    cache = st.session_state.setdefault(VERIFIER_KEY, {})
+    if st.button("Label the items with the verifier", key="ann_verifier_go"):
+        from ui import factscore as ufs
+        from ui import state
+
+        try:
+            verifier = ufs.verifier_for(name, state.toolkit)
+        except ValueError as err:
+            st.error(literal(str(err)))
+            return
+        with st.spinner(f"Verifying {task.items} facts…"):
+            cache[key] = verifier_labels(store.items(task.id, owner=me), verifier)
+    if key in cache:
+        _versus(labels, cache[key], f"verifier {name}", "ann_verifier")
 
 
 def queue(store: AnnotationStore, task: TaskInfo, labels, lead: str | None, me: str) -> None:

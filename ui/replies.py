@@ -54,6 +54,11 @@ def render_trace(reply: Reply, key: str = "") -> None:
 
         render_mcts(trace, key)
         return
+    if trace.kind == "kg":  # kgaug / kgaug-c: rewrite, linked entities, the chosen triples as a graph
+        from ui.kg import render_kg_trace
+
+        render_kg_trace(reply, key)
+        return
     if trace.nodes:
         st.dataframe(
             pd.DataFrame(

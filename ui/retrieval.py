@@ -19,17 +19,22 @@ import streamlit as st
 from core.data.locomo import load_locomo
 from core.data.longmemeval import load_longmemeval
 from core.dialogue import Dialogue, Evidence
-from core.paths import SHARED_DIR
+from core.paths import REPO_ROOT, SHARED_DIR
 from core.methods.retrievers import make_retriever, uses_llm
 from core.retrieval import RetrieverContext
 from core.retrieval.base import Retriever
 from core.retrieval.cache import shared_cached_embedder
+from core.retrieval.report import LEVEL_METRICS
 from ui import runs, safe, state, warmup
 
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
+RESULTS_DIR = REPO_ROOT / "results"  # levels x methods summaries kept with the repository
 LONGMEMEVAL_DEFAULT = SHARED_DIR / "data" / "longmemeval" / "longmemeval_oracle_dev.json"
 RETRIEVER_NAMES = ["rag-t", "rag-r", "rag-s", "bm25-t", "bm25-r", "bm25-s", "sgmem-t", "sgmem-r", "sgmem-s",
+                   "hybrid-t", "hybrid-r", "hybrid-s", "sgmem-t+h", "sgmem-r+h", "sgmem-s+h",
                    "rag-tf", "rag-sf", "rag-smfi", "sgmem-tf", "sgmem-sf", "sgmem-smfi", "mcts-t", "mcts-r", "mcts-s"]
+KG_RETRIEVERS = ["kg-bm25", "kg-kaping", "kg-triton", "kg-tritonc"]  # knowledge-graph triples (OpenDialKG)
+RETRIEVER_NAMES += KG_RETRIEVERS
 INDEXES = "retrieval_indexes"  # st.session_state: (dialogue key, retriever name, settings) -> Retriever
 PENDING = "retrieval_pending"  # st.session_state: the same keys -> Future of a Retriever built in the background
 # One background index build at a time for the whole process: the machine's cores are shared.
@@ -70,15 +75,25 @@ def read_data_file(loader, path: str) -> list:
     return items
 
 
-def _slot(key: str, dialogue: Dialogue, name: str, sgmem_config) -> tuple:
-    return (key, len(dialogue), name, sgmem_config if name.startswith("sgmem") else None)
+def _slot(key: str, dialogue: Dialogue, name: str, sgmem_config, choice: str) -> tuple:
+    """An index is reused only for the same dialogue, retriever, SGMem settings and embedder."""
+    return (key, len(dialogue), name, sgmem_config if name.startswith("sgmem") else None, choice)
 
 
-def _build(name: str, dialogue: Dialogue, sgmem_config, provider=None) -> Retriever:
-    """One index of `dialogue` (no Streamlit calls: this also runs in the background builder)."""
-    embedder = None if name.startswith("bm25") else shared_cached_embedder()  # BM25 needs no model
-    retriever = make_retriever(name, RetrieverContext(embedder, provider, {"sgmem": sgmem_config}))
-    retriever.index(dialogue)
+def _build(name: str, dialogue: Dialogue, sgmem_config, choice: str, provider=None, report=None) -> Retriever:
+    """One index of `dialogue` with the embedder `choice` (no Streamlit calls: this also runs in the
+    background builder); `report(done, total)` hears how many new texts are embedded."""
+    from core.embedders import display_name
+    from core.methods.calibration import retrieval_options
+
+    embedder = None if name.startswith("bm25") else shared_cached_embedder(choice)  # BM25 needs no model
+    options = retrieval_options("locomo", display_name(choice), sgmem=sgmem_config)  # +h and hybrid: per embedder
+    retriever = make_retriever(name, RetrieverContext(embedder, provider, options))
+    if embedder is None or report is None:
+        retriever.index(dialogue)
+    else:
+        with embedder.reporting(report):
+            retriever.index(dialogue)
     return retriever
 
 
@@ -89,40 +104,50 @@ def prefetch(key: str, dialogue: Dialogue, names: list[str], sgmem_config) -> No
     (`WORKBENCH_WARMUP=0`)."""
     if not warmup.enabled():
         return
+    choice = state.embedder_choice()
     indexes = st.session_state.setdefault(INDEXES, {})
     pending: dict = st.session_state.setdefault(PENDING, {})
-    wanted = {_slot(key, dialogue, n, sgmem_config): n for n in names if not uses_llm(n)}
+    wanted = {_slot(key, dialogue, n, sgmem_config, choice): n for n in names if not uses_llm(n)}
     for slot in [s for s in pending if s not in wanted]:
         pending.pop(slot).cancel()  # a build already running finishes and is dropped
     for slot, name in wanted.items():
         if slot not in indexes and slot not in pending:
-            pending[slot] = _BUILDER.submit(_build, name, dialogue, sgmem_config)
+            pending[slot] = _BUILDER.submit(_build, name, dialogue, sgmem_config, choice)
 
 
 def retriever_for(key: str, dialogue: Dialogue, name: str, sgmem_config) -> tuple[Retriever, float]:
-    """This user's index of `dialogue` for `name`, built once per (dialogue, settings); returns it
-    with the seconds this call waited for it (0 when it was ready)."""
+    """This user's index of `dialogue` for `name`, built once per (dialogue, settings, embedder);
+    returns it with the seconds this call waited for it (0 when it was ready). A build in this call
+    shows how many texts are left to embed (later builds read the on-disk cache)."""
+    choice = state.embedder_choice()
     indexes = st.session_state.setdefault(INDEXES, {})
-    slot = _slot(key, dialogue, name, sgmem_config)
+    slot = _slot(key, dialogue, name, sgmem_config, choice)
     if slot in indexes:
         return indexes[slot], 0.0
     t0 = time.perf_counter()
     future = st.session_state.setdefault(PENDING, {}).pop(slot, None)
     if future is not None and not future.cancelled():
-        retriever = future.result()  # a background build's error is raised here, as a direct build's would be
+        with st.spinner(f"Finishing the {name} index built in the background…"):
+            retriever = future.result()  # a background build's error is raised here, as a direct build's would be
     else:
         provider = None
         if uses_llm(name):
             from core.methods.sgmem.memory import MemoryGenerator
 
             provider = MemoryGenerator(state.toolkit().llm)
-        retriever = _build(name, dialogue, sgmem_config, provider)
+        bar = st.progress(0.0, text=f"Indexing with {name}…")
+
+        def report(done: int, total: int) -> None:
+            bar.progress(done / total, text=f"{name}: embedded {done:,} of {total:,} new texts with {choice}")
+
+        retriever = _build(name, dialogue, sgmem_config, choice, provider, report)
+        bar.empty()
     indexes[slot] = retriever
     return retriever, time.perf_counter() - t0
 
 
 def is_gold(evidence: Evidence, gold: tuple[str, ...]) -> bool:
-    return bool(gold) and any(t in gold for t in evidence.meta.get("turn_ids", ()))
+    return bool(gold) and (any(t in gold for t in evidence.meta.get("turn_ids", ())) or evidence.meta.get("triple_key") in gold)
 
 
 def render_results(evidence: list[Evidence], gold: tuple[str, ...], latency: float, build: float) -> None:
@@ -181,8 +206,8 @@ def sentence_graph_html(retriever, hits, gold: tuple[str, ...], height: str = "5
 
 # -- benchmark runs --------------------------------------------------------------------------------
 def find_runs(root: Path) -> list[Path]:
-    """LoCoMo and LongMemEval retrieval runs under `root`, newest first."""
-    return runs.find_runs(root, ("locomo-retrieval", "longmemeval-retrieval"))
+    """LoCoMo, LongMemEval and OpenDialKG-triple retrieval runs under `root`, newest first."""
+    return runs.find_runs(root, ("locomo-retrieval", "longmemeval-retrieval", "opendialkg-triples"))
 
 
 def recall_frame(summary: dict) -> pd.DataFrame:
@@ -219,3 +244,39 @@ def summary_table(summary: dict) -> pd.DataFrame:
 
 def read_summary_settings(summary: dict) -> str:
     return json.dumps(summary.get("settings", {}), indent=1, default=str)
+
+
+# -- levels x methods with intervals (issue 18) ------------------------------------------------------
+def level_frame(items: list[dict], metric: str) -> pd.DataFrame:
+    """One row per method: family, level, mean, 95% bootstrap interval and mean context tokens."""
+    from dataclasses import asdict
+
+    from core.retrieval.report import level_rows
+
+    return pd.DataFrame([asdict(r) for r in level_rows(items, metric)])
+
+
+def saved_levels(folder: Path) -> list[Path]:
+    """Levels x methods summaries kept in `folder` (results/retrieval-levels-*.json, written by
+    scripts/retrieval_levels.py from a benchmark run)."""
+    return sorted(folder.glob("retrieval-levels-*.json")) if folder.is_dir() else []
+
+
+def saved_level_frame(path: Path, metric: str) -> tuple[pd.DataFrame, dict]:
+    """(rows of `metric`, the file's header) of one saved summary; raises ValueError when malformed."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), dict):
+        raise ValueError(f"{path.name} is not a levels x methods summary")
+    return pd.DataFrame(data["rows"].get(metric, [])), {k: v for k, v in data.items() if k != "rows"}
+
+
+def level_chart(frame: pd.DataFrame):
+    import plotly.express as px
+
+    frame = frame.assign(err_plus=frame["high"] - frame["mean"], err_minus=frame["mean"] - frame["low"])
+    fig = px.bar(frame, x="level", y="mean", color="family", barmode="group", error_y="err_plus", error_y_minus="err_minus",
+                 category_orders={"level": ["turn", "round", "session"]}, hover_data=["method", "tokens", "n"],
+                 title=f"{frame['metric'].iloc[0].split('@')[0]} per chunk level and method (95% bootstrap intervals; "
+                       "hover for mean context tokens)")
+    fig.update_yaxes(range=[0, 1], title=frame["metric"].iloc[0] if frame["metric"].nunique() == 1 else "at each level's token budget")
+    return fig

@@ -8,6 +8,7 @@ import os
 import streamlit as st
 
 from core.config import LLMSettings, llm_settings_from, llm_settings_public, llm_settings_with_saved
+from core.embedders import DEFAULT_EMBEDDER
 from core.llm import LLM, make_llm
 from core.methods import Toolkit
 from ui import owner, resources
@@ -17,6 +18,7 @@ REMOTE_LLM = "remote_llm"  # (settings, client) of this user's endpoint, if any
 CONVERSATION = "conversation_id"
 METHOD = "method"
 MAX_TOKENS = "max_reply_tokens"
+EMBEDDER = "embedder_choice"  # minilm, mpnet, a folder or a Hugging Face id
 
 
 def _secrets() -> dict:
@@ -56,6 +58,21 @@ def current_llm() -> LLM:
     return cached[1]
 
 
+def embedder_choice() -> str:
+    """This user's sentence embedder; first visit: WORKBENCH_EMBEDDER (env or secrets), else the default."""
+    if EMBEDDER not in st.session_state:
+        st.session_state[EMBEDDER] = str({**os.environ, **_secrets()}.get("WORKBENCH_EMBEDDER") or DEFAULT_EMBEDDER)
+    return st.session_state[EMBEDDER]
+
+
+def set_embedder_choice(choice: str) -> None:
+    """Switch embedders; chat methods rebuild their memory with the new one (replaying the stored
+    turns), and retrieval indexes are rebuilt on their next use."""
+    st.session_state[EMBEDDER] = choice.strip() or DEFAULT_EMBEDDER
+    for key in [k for k in st.session_state if str(k).startswith("method:")]:
+        del st.session_state[key]
+
+
 def toolkit() -> Toolkit:
     settings = llm_settings()
-    return Toolkit(llm=current_llm(), embedder=resources.embedder(), strong=settings.is_strong)
+    return Toolkit(llm=current_llm(), embedder=resources.embedder(embedder_choice()), strong=settings.is_strong)

@@ -21,13 +21,22 @@ HEADLINE = "categories 1-4"
 
 def add_arguments(parser) -> None:
     ev.add_retrieval_arguments(parser, preset="locomo")
+    parser.add_argument("--conversations", default="",
+                        help="only these conversations (comma-separated sample ids, e.g. conv-26,conv-30); default all")
 
 
 def run(ctx) -> BenchResult:
     from tqdm import tqdm
 
     ks = ev.parse_ks(ctx.options.get("ks", "5,10"))
+    budgets = ev.parse_budgets(ctx.options.get("budgets", ev.DEFAULT_BUDGETS["locomo"]))
     conversations = load_locomo(ctx.data)
+    if ctx.options.get("conversations"):
+        chosen = [c.strip() for c in ctx.options["conversations"].split(",") if c.strip()]
+        unknown = sorted(set(chosen) - {c.sample_id for c in conversations})
+        if unknown:
+            raise ValueError(f"no conversation {', '.join(unknown)} in {ctx.data}")
+        conversations = [c for c in conversations if c.sample_id in chosen]
     questions = [(c, q) for c in conversations for q in c.questions if q.evidence]
     if ctx.limit:
         questions = questions[: ctx.limit]
@@ -36,7 +45,7 @@ def run(ctx) -> BenchResult:
     s = ev.setup(ctx, ctx.methods)
     retrievers = ev.build(ctx.methods, s)
     names = [r.name for r in retrievers]
-    tally, timings = ev.Tally(), {n: {"index": [], "query": []} for n in names}
+    tally, timings = ev.Tally(), {n: {"index": [], "query": [], "query_cpu": []} for n in names}
     timings["shared"] = {"embed_query": []}
     qa_note = _qa_note(ctx, s)
     bar = tqdm(total=len(questions), desc="locomo-retrieval", disable=not ctx.progress)
@@ -55,11 +64,14 @@ def run(ctx) -> BenchResult:
                     "question": q.question, "answer": q.answer or q.adversarial_answer, "evidence": list(q.evidence), "methods": {}}
             groups = [q.category_name] + ([HEADLINE] if q.category != 5 else [])
             for r in retrievers:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 evidence = r.retrieve(q.question, max(ks))
                 latency = time.perf_counter() - t0
                 timings[r.name]["query"].append(latency)
+                timings[r.name]["query_cpu"].append(time.process_time() - c0)  # robust to other jobs on a shared machine
                 metrics = {**ev.turn_scores(evidence, q.evidence, ks), **ev.context_tokens(evidence, ks)}
+                if ev.retriever_level(r) in budgets:
+                    metrics.update(ev.budget_scores(evidence, q.evidence, budgets[ev.retriever_level(r)]))
                 if qa_note is None:
                     answer, score = ev.answer_and_judge(s.llm, q.question, q.answer or "Not mentioned in the conversation",
                                                         ev.context_for(evidence, min(ks)), conv.dialogue.sessions[-1].date)
@@ -77,7 +89,7 @@ def run(ctx) -> BenchResult:
     return BenchResult(
         results=results,
         timings=timings,
-        settings={"ks": ks, "headline": HEADLINE, "embedder": s.embedder_name,
+        settings={"ks": ks, "budgets": budgets, "headline": HEADLINE, "embedder": s.embedder_name,
                   "retrievers": {r.name: r.settings() for r in retrievers},
                   "qa": qa_note or f"answered and judged by {s.llm.name}"},
         extra={"questions": len(questions), "conversations": len(conversations),

@@ -40,6 +40,7 @@ def run(ctx) -> BenchResult:
     from tqdm import tqdm
 
     ks = ev.parse_ks(ctx.options.get("ks", "5,10"))
+    budgets = ev.parse_budgets(ctx.options.get("budgets", ev.DEFAULT_BUDGETS["longmemeval"]))
     instances = load_longmemeval(ctx.data)
     if ctx.options.get("per_type"):
         instances = first_per_type(instances, ctx.options["per_type"])
@@ -48,7 +49,8 @@ def run(ctx) -> BenchResult:
     s = ev.setup(ctx, ctx.methods)
     retrievers = ev.build(ctx.methods, s)
     names = [r.name for r in retrievers]
-    tally, timings = ev.Tally(), {n: {"index": [], "query": []} for n in names}
+    tally, timings = ev.Tally(), {n: {"index": [], "index_cpu": [], "query": [], "query_cpu": []} for n in names}
+    index_mb: dict[str, list[float]] = {n: [] for n in names}
     timings["shared"] = {"embed_query": []}
     run_qa = bool(ctx.options.get("qa"))
     if run_qa and not s.strong:
@@ -62,17 +64,23 @@ def run(ctx) -> BenchResult:
                 "answer": inst.answer, "evidence_turns": list(inst.evidence_turn_ids),
                 "answer_sessions": list(inst.answer_session_ids), "methods": {}}
         for r in retrievers:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r.index(inst.dialogue)
             timings[r.name]["index"].append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            timings[r.name]["index_cpu"].append(time.process_time() - c0)
+            if r.nbytes() is not None:
+                index_mb[r.name].append(r.nbytes() / 2**20)
+            t0, c0 = time.perf_counter(), time.process_time()
             evidence = r.retrieve(inst.question, max(ks))
             latency = time.perf_counter() - t0
             timings[r.name]["query"].append(latency)
+            timings[r.name]["query_cpu"].append(time.process_time() - c0)  # robust to other jobs on a shared machine
             metrics = {**ev.turn_scores(evidence, inst.evidence_turn_ids, ks),
                        **ev.turn_scores(evidence, [f"{sid}:0" for sid in inst.answer_session_ids], ks,
                                         unit=session_of, prefix="session_"),
                        **ev.context_tokens(evidence, ks)}
+            if ev.retriever_level(r) in budgets:
+                metrics.update(ev.budget_scores(evidence, inst.evidence_turn_ids, budgets[ev.retriever_level(r)]))
             if run_qa:
                 answer, score = ev.answer_and_judge(s.llm, inst.question, inst.answer,
                                                     ev.context_for(evidence, min(ks)), inst.question_date)
@@ -82,12 +90,28 @@ def run(ctx) -> BenchResult:
             item["methods"][r.name] = {**metrics, "latency_s": round(latency, 6), "chunks": [e.source for e in ev.top_chunks(evidence, max(ks))]}
         ctx.write_item(item)
     types = sorted({i.question_type for i in instances}) + (["abstention"] if any(i.abstention for i in instances) else [])
-    results = {n: {**tally.means(n, HEADLINE), "by_type": {t: tally.means(n, t) for t in types}} for n in names}
+    results = {n: {**tally.means(n, HEADLINE), **_memory(index_mb[n]), "by_type": {t: tally.means(n, t) for t in types}}
+               for n in names}
     return BenchResult(
         results=results,
         timings=timings,
-        settings={"ks": ks, "headline": HEADLINE, "embedder": s.embedder_name,
+        settings={"ks": ks, "budgets": budgets, "headline": HEADLINE, "embedder": s.embedder_name,
                   "retrievers": {r.name: r.settings() for r in retrievers},
                   "qa": f"answered and judged by {s.llm.name}" if run_qa else "not run (pass --qa with a capable endpoint)"},
-        extra={"questions": len(instances), "embedded_texts": getattr(s.retriever_context.embedder, "computed", None)},
+        extra={"questions": len(instances), "embedded_texts": getattr(s.retriever_context.embedder, "computed", None),
+               "peak_rss_mb": _peak_rss_mb()},
     )
+
+
+def _memory(values: list[float]) -> dict[str, float]:
+    """Index memory per haystack (the retriever's own structures; the shared model not counted)."""
+    if not values:
+        return {}
+    return {"index_mb_mean": round(sum(values) / len(values), 2), "index_mb_max": round(max(values), 2)}
+
+
+def _peak_rss_mb() -> float:
+    """Peak resident memory of the whole run (models, caches and all indexes), in MiB."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

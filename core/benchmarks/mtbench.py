@@ -28,7 +28,7 @@ from core.eval import BenchContext, BenchResult
 from core.metrics.base import TurnSample
 from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
 from core.metrics.lexical import LEXICAL_METRICS
-from core.metrics.report import per_task, per_turn, summarise
+from core.metrics.report import METRIC_KEYS, per_task, per_turn, summarise
 
 DEFAULT_METHODS = "golden,base"
 GOLDEN = "golden"
@@ -43,6 +43,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="cap generated tokens for methods whose config has `generation` settings")
     parser.add_argument("--judge", action="store_true", help="add the LLM-judge quality score (needs a strong endpoint)")
+    parser.add_argument("--factscore", action="store_true",
+                        help="add FactScore and NEIP per reply (atomic facts verified against the dialogue history)")
+    parser.add_argument("--factscore-verifier", choices=("nli", "llm", "judge"), default="nli",
+                        help="verifier of --factscore (nli = the offline classifier)")
     parser.add_argument("--reuse", default="",
                         help="folder of an earlier mtbench run: rescore its methods' answers instead of generating them")
 
@@ -126,9 +130,10 @@ def load_reused(path: str, mode: str) -> dict[str, dict]:
 class Scorer:
     """CS and DER from one NLI pass per dialogue, lexical scores, optionally the judge."""
 
-    def __init__(self, nli_model: str, judge=None) -> None:
+    def __init__(self, nli_model: str, judge=None, facts=None) -> None:
         from core.metrics.nli import load_nli
 
+        self.facts = facts  # (verifier, splitter) for --factscore, else None
         self.nli_scorer = load_nli(nli_model)
         nli = TurnNLI(self.nli_scorer)
         self.cs, self.der = ConsistencyScore(nli), EntailmentRate(nli)
@@ -148,6 +153,15 @@ class Scorer:
         for metric in self.lexical:
             for row, value in zip(rows, metric.turn_values(samples) if lexical else [None] * len(samples)):
                 row[metric.name] = value
+        if self.facts is not None:
+            from core.metrics.factscore import score_response
+
+            verifier, splitter = self.facts
+            for row, a in zip(rows, answers):
+                history = [(t.role, t.text) for t in a.context]
+                scored = score_response(a.text, history, verifier, splitter).as_dict()
+                row.update({"factscore": scored["factscore"], "neip": scored["neip"], "n_facts": scored["n_facts"],
+                            "factscore_facts": scored["facts"]})
         if self.judge is not None:
             self.judge.with_reference = d.task in NEED_REF_TASKS
             self.judge.task = d.task_name
@@ -164,6 +178,27 @@ def _make_judge(ctx: BenchContext, tools):
     return QualityJudge(tools.llm, strong=tools.strong)
 
 
+def _make_facts(ctx: BenchContext, tools):
+    """(verifier, splitter) for --factscore: the rule splitter, or the paper's splitting prompt on a
+    strong endpoint."""
+    if not ctx.options.get("factscore"):
+        return None
+    from core.metrics.factscore import default_splitter, make_verifier
+
+    name = ctx.options.get("factscore_verifier", "nli")
+    if name == "nli":
+        verifier = make_verifier("nli")
+    else:
+        tools = tools or (ctx.make_tools() if ctx.make_tools else None)
+        if tools is None:
+            raise ValueError(f"--factscore-verifier {name} needs an LLM")
+        from core.llm.openai_backend import OpenAICompatibleLLM
+
+        judge = tools.llm if isinstance(tools.llm, OpenAICompatibleLLM) else None
+        verifier = make_verifier(name, llm=tools.llm, strong=tools.strong, judge_llm=judge)
+    return verifier, default_splitter(tools.llm if tools else None, bool(tools and tools.strong))
+
+
 def run(ctx: BenchContext) -> BenchResult:
     from tqdm import tqdm
 
@@ -173,7 +208,7 @@ def run(ctx: BenchContext) -> BenchResult:
     reused = load_reused(ctx.options["reuse"], mode) if ctx.options.get("reuse") else {}
     needs_llm = any(m != GOLDEN and m not in reused for m in ctx.methods) or ctx.options.get("judge")
     tools = ctx.make_tools() if needs_llm and ctx.make_tools else None
-    scorer = Scorer(ctx.options.get("nli_model", ""), _make_judge(ctx, tools))
+    scorer = Scorer(ctx.options.get("nli_model", ""), _make_judge(ctx, tools), _make_facts(ctx, tools))
     _seed(ctx.seed, generating=tools is not None)
 
     items: list[dict] = []
@@ -199,7 +234,7 @@ def run(ctx: BenchContext) -> BenchResult:
                         stages.setdefault(stage, []).append(seconds)
     bar.close()
     return BenchResult(
-        results=summarise(items),
+        results=summarise(items, METRIC_KEYS + (("factscore", "neip") if scorer.facts else ())),
         timings=timings,
         settings={"mode": mode, "turns": "all" if all_turns else "official", "nli_model": scorer.nli_scorer.source,
                   "nli_settings": asdict(scorer.nli_scorer.settings), "dialogues": len(dialogues),

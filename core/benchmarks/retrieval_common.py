@@ -5,6 +5,11 @@ answer-and-judge step (SGMem Appendix B.1 / B.2 prompts).
 Recall@k counts gold turns inside the top-k dialogue chunks (a session chunk covers all its
 turns, so larger chunks buy recall with context; `tokens@k` reports that context: the top-k
 chunks plus the top-k generated memories of each kind, in approximate LLM tokens).
+
+Equal budgets: `tok_recall@B` counts gold turns inside the first B tokens of the ranked chunks
+(turn by turn, in rank order, stopping at the first turn that would overflow B), with B set per
+chunk level (`--budgets`), so methods at one level are compared on the same context size
+whatever the length of the chunks they prefer; `tok_used@B` is what they filled.
 """
 
 from __future__ import annotations
@@ -31,22 +36,69 @@ JUDGE_SCHEMA = {"type": "object", "required": ["score"], "properties": {"score":
 def add_retrieval_arguments(parser: argparse.ArgumentParser, preset: str) -> None:
     g = parser.add_argument_group("retrieval")
     g.add_argument("--ks", default="5,10", help="cut-offs K for recall@K (comma-separated)")
+    g.add_argument("--budgets", default=DEFAULT_BUDGETS[preset],
+                   help="token budget per chunk level for tok_recall@B: t=..,r=..,s=.. (approximate LLM tokens)")
     g.add_argument("--sgmem-preset", default=preset, choices=["locomo", "longmemeval"],
                    help=f"SGMem hyper-parameters from the paper for this dataset (default {preset})")
+    g.add_argument("--sgmem-paper", action="store_true",
+                   help="sgmem-*: the paper's values as published, not those calibrated for this embedder on the dev split")
     g.add_argument("--sgmem-k", type=int, default=None, help="override: KNN neighbours per sentence")
     g.add_argument("--sgmem-h", type=int, default=None, help="override: hops")
     g.add_argument("--sgmem-n", type=int, default=None, help="override: max sentence nodes")
     g.add_argument("--sgmem-gamma", type=float, default=None, help="override: threshold on cosine + 1")
     g.add_argument("--sgmem-no-speaker", action="store_true",
                    help="embed SGMem sentences without their speaker's name (default: 'Name: sentence', as turns are embedded)")
-    g.add_argument("--embedder", default="", help="HF id or path of the sentence embedder (default: packaged all-MiniLM-L6-v2); "
-                   "'hashing' = hashed word n-grams, a lexical stand-in for tests")
     g.add_argument("--embedding-cache", default="", help="folder of the on-disk embedding cache (default ~/.cache/dialogue-workbench/embeddings)")
     g.add_argument("--no-embedding-cache", action="store_true", help="embed everything afresh")
     g.add_argument("--time-query-embedding", type=int, default=30,
                    help="time the query embedding with the model on the first N questions (the rest may come from the cache)")
     g.add_argument("--qa", action="store_true",
                    help="also answer each question from the top-K context and judge it (B.1/B.2 prompts) with the configured LLM")
+
+
+# About the tokens of the top 5 dense-RAG chunks at each level on the dev files.
+DEFAULT_BUDGETS = {"locomo": "t=200,r=400,s=4000", "longmemeval": "t=1000,r=2000,s=10000"}
+
+
+def parse_budgets(text: str) -> dict[str, int]:
+    """'t=200,r=400,s=4000' -> {'turn': 200, 'round': 400, 'session': 4000}."""
+    from core.retrieval.base import LEVELS
+
+    by_letter = {level[0]: level for level in LEVELS}
+    out = {}
+    for part in str(text).split(","):
+        letter, _, value = part.strip().partition("=")
+        if letter not in by_letter or not value.strip().isdigit() or int(value) < 1:
+            raise ValueError(f"--budgets wants t=N,r=N,s=N with positive N, got {text!r}")
+        out[by_letter[letter]] = int(value)
+    return out
+
+
+def budget_scores(evidence: Sequence[Evidence], gold: Iterable[str], budget: int,
+                  unit: Callable[[str], str] = lambda t: t, prefix: str = "") -> dict[str, float]:
+    """tok_recall@B: share of gold units among the turns that fit in B tokens, taken in rank order
+    (turn by turn inside each chunk; the first turn that would overflow B ends the list)."""
+    gold_units = {unit(g) for g in gold}
+    used, covered = 0, set()
+    for e in top_chunks(evidence, len(evidence)):
+        turn_ids, tokens = e.meta.get("turn_ids", ()), e.meta.get("turn_tokens")
+        if tokens is None or len(tokens) != len(turn_ids):
+            raise ValueError(f"evidence {e.source!r} lacks per-turn token counts (meta['turn_tokens'])")
+        for tid, n in zip(turn_ids, tokens):
+            if used + n > budget:
+                return _budget_result(gold_units, covered, used, budget, prefix)
+            used += n
+            covered.add(unit(tid))
+    return _budget_result(gold_units, covered, used, budget, prefix)
+
+
+def _budget_result(gold_units: set, covered: set, used: int, budget: int, prefix: str) -> dict[str, float]:
+    recall = len(gold_units & covered) / len(gold_units) if gold_units else float("nan")
+    return {f"{prefix}tok_recall@{budget}": recall, f"{prefix}tok_used@{budget}": float(used)}
+
+
+def retriever_level(retriever: Retriever) -> str | None:
+    return retriever.settings().get("chunk_level")
 
 
 def parse_ks(text: str) -> list[int]:
@@ -56,14 +108,17 @@ def parse_ks(text: str) -> list[int]:
     return ks
 
 
-def sgmem_config(options: dict):
-    from core.methods.sgmem.config import DATASET_DEFAULTS
+def sgmem_config(options: dict, embedder_name: str = "") -> dict:
+    """sgmem-* per chunk level: the paper's algorithm with the preset's limits, calibrated for the
+    embedder (unless --sgmem-paper), then any --sgmem-* overrides."""
+    from core.methods.calibration import sgmem_levels
 
-    config = DATASET_DEFAULTS[options.get("sgmem_preset", "locomo")]
+    levels = sgmem_levels(options.get("sgmem_preset", "locomo"), embedder_name, not options.get("sgmem_paper"))
     overrides = {"knn_k": options.get("sgmem_k"), "hops": options.get("sgmem_h"),
                  "max_sentences": options.get("sgmem_n"), "gamma": options.get("sgmem_gamma"),
                  "sentence_with_speaker": False if options.get("sgmem_no_speaker") else None}
-    return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    return {level: replace(config, **overrides) for level, config in levels.items()}
 
 
 @dataclass
@@ -106,18 +161,20 @@ def setup(ctx, methods: Sequence[str]) -> Setup:
             embedder.store([query], vec)
         return seconds
 
-    context = RetrieverContext(embedder, provider, {"sgmem": sgmem_config(ctx.options)})
+    from core.methods.calibration import retrieval_options
+
+    options = retrieval_options(ctx.options.get("sgmem_preset", "locomo"), inner.name,
+                                sgmem=sgmem_config(ctx.options, inner.name))
+    context = RetrieverContext(embedder, provider, options)
     return Setup(context, tools.llm if tools else None, bool(tools and tools.strong), embed_query, inner.name)
 
 
 def _embedder(name: str, tools):
-    from core.resources import HashingEmbedder, load_embedder
+    from core.resources import load_embedder
 
-    if name == "hashing":
-        return HashingEmbedder()
-    if name or tools is None or tools.embedder is None:
-        return load_embedder(name)
-    return tools.embedder
+    if tools is not None and tools.embedder is not None:
+        return tools.embedder  # built from the same --embedder
+    return load_embedder(name)
 
 
 def build(names: Sequence[str], setup_: Setup) -> list[Retriever]:

@@ -15,6 +15,8 @@ METHODS: dict[str, str] = {
     "rt": "core.methods.dsmart.dsmart_method:RtMethod",
     "sgmem": "core.methods.sgmem.method:SGMemMethod",
     "mcts": "core.methods.mcts.method:MCTSMethod",
+    "kgaug": "core.methods.kgaug.method:KGAugMethod",
+    "kgaug-c": "core.methods.kgaug.method:KGAugCMethod",
 }
 
 

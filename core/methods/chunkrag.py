@@ -46,6 +46,10 @@ class ChunkRAGRetriever(Retriever):
             self.table.add(self.embedder.encode([c.text for c in self.chunks]), list(range(len(self.chunks))))
         if self.memory_kinds:
             self.memory.build(self.memory_provider(dialogue, self.memory_kinds), self.memory_kinds)
+        self.embedder.warm()  # the first query must not pay the model's cold start
+
+    def nbytes(self) -> int:
+        return len(self.table) * self.embedder.dim * 4  # a flat FAISS index holds the float32 vectors
 
     def retrieve(self, query: str, k: int) -> list[Evidence]:
         q = self.embedder.encode([query])

@@ -61,6 +61,7 @@ class NLITrainConfig:
     eval_pairs: int = 1000
     checkpoint_every_min: float = 5.0
     threads: int = 0  # 0: torch's default
+    device: str = "auto"  # "auto": the GPU when torch sees one, else the CPU
 
 
 @dataclass
@@ -111,16 +112,23 @@ def _encode(tokenizer, pairs, max_length: int):
     )
 
 
+def resolve_device(name: str) -> str:
+    import torch
+
+    return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+
+
 def evaluate(model, tokenizer, pairs, max_length: int, batch_size: int = 64) -> dict:
     import torch
 
     model.eval()
+    device = next(model.parameters()).device
     correct = 0
     with torch.inference_mode():
         for i in range(0, len(pairs), batch_size):
             chunk = pairs[i : i + batch_size]
-            logits = model(**_encode(tokenizer, chunk, max_length)).logits
-            gold = torch.tensor([y for _, _, y in chunk])
+            logits = model(**_encode(tokenizer, chunk, max_length).to(device)).logits
+            gold = torch.tensor([y for _, _, y in chunk], device=device)
             correct += int((logits.argmax(-1) == gold).sum())
     model.train()
     return {"accuracy": correct / max(1, len(pairs)), "pairs": len(pairs)}
@@ -163,12 +171,16 @@ class NLITrainer:
         torch.manual_seed(cfg.seed)
         train, monitor, hashes = self._load_data()
         tokenizer = AutoTokenizer.from_pretrained(cfg.base_model)
+        # float32 even when the base is a compact fp16 export (e.g. the shipped model, trained further)
         model = AutoModelForSequenceClassification.from_pretrained(
             cfg.base_model,
             num_labels=3,
             id2label=dict(enumerate(LABELS)),
             label2id={l: i for i, l in enumerate(LABELS)},
+            torch_dtype=torch.float32,
         )
+        device = resolve_device(cfg.device)
+        model.to(device)
         lengths = [len(p) + len(h) for p, h, _ in train]  # characters: a cheap proxy for tokens
         steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
         total_steps = steps_per_epoch * cfg.epochs
@@ -181,7 +193,7 @@ class NLITrainer:
         scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total_steps), total_steps)
         state = TrainState()
         if self.checkpoint_path.exists():
-            ckpt = torch.load(self.checkpoint_path, weights_only=False)
+            ckpt = torch.load(self.checkpoint_path, weights_only=False, map_location=device)
             model.load_state_dict(ckpt["model"])
             optimizer.load_state_dict(ckpt["optimizer"])
             scheduler.load_state_dict(ckpt["scheduler"])
@@ -200,8 +212,8 @@ class NLITrainer:
             for batch in batches[state.step_in_epoch :]:
                 t0 = time.monotonic()
                 pairs = [train[i] for i in batch]
-                enc = _encode(tokenizer, pairs, cfg.max_length)
-                labels = torch.tensor([y for _, _, y in pairs])
+                enc = _encode(tokenizer, pairs, cfg.max_length).to(device)
+                labels = torch.tensor([y for _, _, y in pairs], device=device)
                 loss = model(**enc, labels=labels).loss
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -270,9 +282,10 @@ class NLITrainer:
         cfg = self.config
         if not self.checkpoint_path.exists():
             raise FileNotFoundError(f"no checkpoint in {self.work_dir}: run training first")
-        ckpt = torch.load(self.checkpoint_path, weights_only=False)
+        ckpt = torch.load(self.checkpoint_path, weights_only=False, map_location="cpu")
         model = AutoModelForSequenceClassification.from_pretrained(
-            cfg.base_model, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={l: i for i, l in enumerate(LABELS)}
+            cfg.base_model, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={l: i for i, l in enumerate(LABELS)},
+            torch_dtype=torch.float32,
         )
         model.load_state_dict(ckpt["model"])
         out = Path(cfg.out_dir)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Literal
 
 from core.dialogue import USER, Dialogue, Evidence, Turn
+from core.text import approx_tokens
 
 ChunkLevel = Literal["turn", "round", "session"]
 LEVELS: tuple[ChunkLevel, ...] = ("turn", "round", "session")
@@ -25,6 +27,12 @@ DIALOGUE_KINDS = frozenset(LEVELS)  # evidence kinds that point at dialogue turn
 
 def turn_line(turn: Turn) -> str:
     return f"{turn.speaker or turn.role.capitalize()}: {turn.text}"
+
+
+@lru_cache(maxsize=200_000)
+def line_tokens(line: str) -> int:
+    """approx_tokens, memoised: every retrieval reports the tokens of each turn it returns."""
+    return approx_tokens(line)
 
 
 def session_key(turn: Turn) -> str:
@@ -60,7 +68,8 @@ class Chunk:
             score=float(score),
             source=self.id,
             kind=self.level,
-            meta={"chunk_id": self.id, "turn_ids": list(self.turn_ids), "date": self.date, **meta},
+            meta={"chunk_id": self.id, "turn_ids": list(self.turn_ids), "date": self.date,
+                  "turn_tokens": [line_tokens(turn_line(t)) for t in self.turns], **meta},
         )
 
 
@@ -124,6 +133,10 @@ class Retriever(ABC):
     def settings(self) -> dict:
         """What a benchmark summary records about this retriever."""
         return {}
+
+    def nbytes(self) -> int | None:
+        """Memory held by the index structures (vectors, graph, sparse matrices), when known."""
+        return None
 
 
 def retrieved_turn_ids(evidence: Iterable[Evidence]) -> list[str]:

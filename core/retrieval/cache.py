@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from core.paths import DEFAULT_CACHE_DIR
 from core.resources import Embedder, load_embedder, load_once
 
 PROBE = "dialogue-workbench embedding cache probe sentence"
+BLOCK = 256  # texts per model call when progress is reported
 DEFAULT_FOLDER = DEFAULT_CACHE_DIR / "embeddings"
 
 
@@ -46,6 +48,7 @@ class CachedEmbedder(Embedder):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._memory: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self._local = threading.local()  # per-thread progress callback (one Streamlit session per thread)
         self.computed = 0  # texts actually embedded by the inner model (for reporting)
         with self._connect() as db:
             db.execute("CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
@@ -65,6 +68,34 @@ class CachedEmbedder(Embedder):
                     vec = np.frombuffer(blob, dtype=np.float32)
                     if vec.shape[0] == self.dim:
                         self._memory[h] = vec
+
+    @contextmanager
+    def reporting(self, callback: Callable[[int, int], None]) -> Iterator[None]:
+        """Within the block, texts this thread embeds (cache misses only) go to the model in
+        length-sorted blocks of BLOCK, calling callback(done, total) after each."""
+        self._local.callback = callback
+        try:
+            yield
+        finally:
+            self._local.callback = None
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        callback = getattr(self._local, "callback", None)
+        if callback is None or len(texts) <= BLOCK:
+            return self.inner.encode(texts, batch_size=batch_size)
+        # Sorting by length keeps padding low inside each block (the model sorts within a call only).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        callback(0, len(texts))
+        for start in range(0, len(order), BLOCK):
+            part = order[start : start + BLOCK]
+            out[part] = self.inner.encode([texts[i] for i in part], batch_size=batch_size)
+            callback(min(start + BLOCK, len(texts)), len(texts))
+        return out
+
+    def warm(self) -> None:
+        """Warm the model itself (a cached text would never reach it); once per process."""
+        self.inner.warm()
 
     def store(self, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Remember vectors computed elsewhere (e.g. a query embedded by the inner model on a timer)."""
@@ -86,7 +117,7 @@ class CachedEmbedder(Embedder):
                 if h not in self._memory:
                     todo.setdefault(h, t)
             if todo:
-                vectors = self.inner.encode(list(todo.values()), batch_size=batch_size)
+                vectors = self._embed(list(todo.values()), batch_size)
                 self.computed += len(todo)
                 with self._connect() as db:
                     db.executemany(
