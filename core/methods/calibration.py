@@ -40,8 +40,12 @@ SGMEM: dict[tuple[str, str], dict[str, dict]] = {
 # embedder name -> level -> the hybrid-seed settings (sgmem-*+h), for every dataset (only LoCoMo has
 # a dev split with realistic haystacks to tune on)
 _H = {"knn_k": 1, "hops": 1, "max_sentences": 15, "aggregate": "max", "hybrid": FusionSettings("convex", dense_weight=0.7)}
+# MiniLM: BM25 over whole chunks mixed into the graph's chunk score at 0.4 (one weight for every
+# level: the best or within .005 of the best at each level on dev conv-26, 150 questions; 0.4 over 0
+# gave turn .529/.520, round .633/.593, session .849/.804; `scripts/tune_retrieval.py --what
+# chunkfusion`, results/tune-chunkfusion-minilm-conv26.json). mpnet was not re-tuned: 0 (graph alone).
 SGMEM_HYBRID: dict[str, dict[str, dict]] = {
-    MINILM: {"turn": dict(_H), "round": dict(_H), "session": dict(_H)},
+    MINILM: {level: dict(_H, chunk_bm25=0.4) for level in ("turn", "round", "session")},
     MPNET: {"turn": dict(_H), "round": dict(_H), "session": dict(_H)},
 }
 # embedder name -> level -> fusion of the chunk-level hybrid baseline (hybrid-*)
