@@ -10,6 +10,8 @@ verifier, in the order Supports, Refutes, Not Enough Info), and FactScore / NEIP
 labels and from the verifier's, per response type, with bootstrap 95% intervals over dialogue
 turns. Facts are verified one at a time, so `verify_fact` timings are per fact (wall and process
 CPU seconds). `--limit N` takes the first N facts. Malformed items are skipped and counted.
+Each row of items.jsonl also carries the query, history, response and passages, and `human` (the
+gold label), so the run folder imports as an annotation task (`python -m core annotation import`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,13 @@ def per_type_scores(rows: list[dict], label_key: str, seed: int) -> tuple[dict, 
     return fs, ne, fs_ci, ne_ci
 
 
+def item_context(item) -> dict:
+    """What an annotator needs beside the fact (`python -m core annotation import RUN_FOLDER`): the
+    query, the history before it, the response, and all passages given with the item."""
+    return {"query": item.query, "history": [[who, text] for who, text in item.history[:-1]], "response": item.response,
+            "passages": [{"id": p.source, "title": p.title, "text": p.text} for p in item.evidence]}
+
+
 def run(ctx: BenchContext) -> BenchResult:
     from tqdm import tqdm
 
@@ -98,6 +107,7 @@ def run(ctx: BenchContext) -> BenchResult:
                 "note": verdict.note, "seconds": round(wall[-1], 4), "cpu_s": round(cpu[-1], 4),
                 "evidence": [{"text": u.text[:300], "title": u.title, "score": u.score, "p_entailment": u.p_entailment,
                               "p_contradiction": u.p_contradiction} for u in verdict.evidence[:3]],
+                **item_context(fact.item),
             }
             ctx.write_item(row)
             rows.append(row)
