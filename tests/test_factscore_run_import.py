@@ -78,3 +78,27 @@ def test_the_run_folder_imports_as_an_annotation_task_and_the_verifier_labels_it
     assert set(again) == set(run_labels)
     # the run verified one fact at a time, this in one padded batch: float noise may flip a borderline fact
     assert sum(again[k] == run_labels[k] for k in run_labels) >= N - 1
+
+
+def test_batched_verification_keeps_order_and_shares_the_time():
+    from core.benchmarks.hybridialogue_facts import _verified
+    from core.metrics.fact_types import NEI, SUPPORTS, FactItem, Verdict
+
+    class Scripted:
+        calls: list[int] = []
+
+        def verify(self, items):
+            self.calls.append(len(items))
+            return [Verdict(SUPPORTS if "yes" in i.fact else NEI, 1.0, (1.0, 0.0, 0.0)) for i in items]
+
+    class Fact:
+        def __init__(self, text):
+            self.item = FactItem(text)
+
+    facts = [Fact(t) for t in ("yes 1", "no 2", "yes 3", "no 4", "no 5")]
+    verifier = Scripted()
+    out = list(_verified(facts, verifier, 2, False, "x"))
+    assert verifier.calls == [2, 2, 1]
+    assert [(f.item.fact, v.label) for f, v, _, _ in out] == [("yes 1", SUPPORTS), ("no 2", NEI), ("yes 3", SUPPORTS),
+                                                              ("no 4", NEI), ("no 5", NEI)]
+    assert out[0][2] == out[1][2] and all(s >= 0 and c >= 0 for _, _, s, c in out)
