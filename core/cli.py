@@ -234,8 +234,10 @@ def _run_train_factcheck(args) -> int:
     from core.metrics.fact_classifier import DEFAULT_FACTCHECK_DIR, TrainSettings
     from core.metrics.fact_train import run_training
 
+    command = "python -m core train-factcheck --data " + paths.portable_path(args.data) + (
+        f" --repeats {args.repeats}" if args.repeats != 3 else "")
     summary = run_training(args.data, load_hybridialogue_facts, args.out or DEFAULT_FACTCHECK_DIR, replace(TrainSettings(), repeats=args.repeats),
-                           args.signals_cache or None, args.report or None)
+                           args.signals_cache or None, args.report or None, command)
     print(json.dumps(summary, indent=2))
     return 0
 

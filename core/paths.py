@@ -19,7 +19,7 @@ def portable_path(path: str | Path, root: Path = REPO_ROOT) -> str:
     given = Path(path)
     resolved = given.resolve()
     root = root.resolve()
-    for base, prefix in ((root, Path()), (root.parent / "shared", Path("..", "shared"))):
+    for base, prefix in ((root, Path()), ((root.parent / "shared").resolve(), Path("..", "shared"))):  # shared may be a link
         if resolved == base or base in resolved.parents:
             return (prefix / resolved.relative_to(base)).as_posix() if resolved != base else (prefix.as_posix() or ".")
     return str(given)

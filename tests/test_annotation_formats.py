@@ -151,6 +151,26 @@ def test_a_run_folder_and_chat_replies(tmp_path):
     assert items[0].evidence[0].text == "Lisbon, Portugal" and items[1].span == (23, 41)
 
 
+def test_a_hybridialogue_facts_run_folder_with_two_methods(tmp_path):
+    """Its rows carry the item's passages and the human label; the rows of two verifiers are one item."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps({"benchmark": "hybridialogue-facts"}))
+    base = {"id": "dialogue-1", "type": "plain", "fact": "The bridge opened in 1937.", "human": "Supports",
+            "query": "When did it open?", "history": [["user", "Hi"], ["assistant", "Hello"]],
+            "response": "It opened in 1937.", "passages": [{"id": "p9", "title": "Bridge", "text": "The bridge opened in 1937."}]}
+    rows = [{**base, "method": "nli", "label": "Supports", "evidence": [{"text": "opened in 1937", "title": "Bridge"}]},
+            {**base, "method": "llm", "label": "Refutes", "evidence": []}]
+    (run / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    [item] = read_path(run).items
+    assert (item.item_id, item.gold, item.query, item.source) == ("dialogue-1", "Supports", "When did it open?", "plain")
+    assert [p.id for p in item.evidence] == ["p9"] and item.history == (("user", "Hi"), ("assistant", "Hello"))
+    changed = [rows[0], {**rows[1], "fact": "The bridge opened in 1932."}]
+    (run / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in changed))
+    with pytest.raises(AnnotationError, match="duplicate item id"):
+        read_path(run)
+
+
 @pytest.fixture()
 def cli(capsys):
     """`python -m core annotation ...` in this process: (exit code, stdout, stderr)."""

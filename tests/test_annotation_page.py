@@ -223,3 +223,41 @@ def test_adjudication_toggle_and_delete(store):
     at.button(key="ann_delete").click().run()
     assert not at.exception and store.list_tasks(owner=ALICE) == []
     assert [r.options for r in at.radio if r.key == "ann_page_view"] == [["Import / export"]]
+
+
+@pytest.mark.slow
+def test_annotators_against_the_shipped_offline_verifier(store):
+    """The agreement view's verifier panel with the shipped classifier (assets/models/factcheck)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from core.annotation.verify import verifier_labels
+    from core.metrics.fact_classifier import DEFAULT_FACTCHECK_DIR
+    from core.metrics.factscore import make_verifier
+
+    if not (DEFAULT_FACTCHECK_DIR / "model.json").is_file():
+        pytest.fail("assets/models/factcheck/model.json is missing: run `python -m core train-factcheck`")
+    at = page(ALICE)
+    import_sample(at)
+    task = store.find_task("study", owner=ALICE)
+    items = store.items(task.id, owner=ALICE)
+    mine = {"ana": ["Supports", "Refutes", "Not Enough Info", "Supports"], "ben": ["Supports", "Supports", "Refutes", "Not Enough Info"]}
+    for who, labels in mine.items():
+        for item, label in zip(items, labels):
+            store.label(task.id, item.item_id, who, label, owner=ALICE)
+
+    view = page(ALICE, "ana", ann_page_view="Agreement")
+    assert not view.exception and "Against the automatic verifier" in text(view)
+    view.button(key="ann_verifier_go").click().run(timeout=180)
+    assert not view.exception
+    [table] = [d.value for d in view.dataframe if "kappa vs verifier nli" in d.value.columns]
+    machine = verifier_labels(items, make_verifier("nli"))
+    assert set(machine) == {i.item_id for i in items} and set(machine.values()) <= {"Supports", "Refutes", "Not Enough Info"}
+    for who, labels in mine.items():
+        row = table[table["annotator"] == who].iloc[0]
+        ref = [machine[i.item_id] for i in items[: len(labels)]]
+        assert row["items"] == len(labels)
+        assert row["accuracy"] == pytest.approx(sum(a == b for a, b in zip(labels, ref)) / len(labels))
+        expected = cohen_kappa_score(labels, ref, labels=["Supports", "Refutes", "Not Enough Info"])
+        shown = row["kappa vs verifier nli"]
+        assert float("nan" if shown is None else shown) == pytest.approx(expected, nan_ok=True)  # None: undefined
+    assert len(view.get("plotly_chart")) == 2  # the pair's heatmap and one against the verifier

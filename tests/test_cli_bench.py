@@ -89,6 +89,10 @@ def test_portable_path_is_relative_to_the_repository(tmp_path):
     assert portable_path(repo, root=repo) == "."
     assert portable_path("/elsewhere/cache.sqlite3", root=repo) == "/elsewhere/cache.sqlite3"  # outside: as given
     assert portable_path(tmp_path / "work" / "sharedx" / "f", root=repo) == str(tmp_path / "work" / "sharedx" / "f")
+    # a worktree beside a link to the shared folder (wt/shared -> ../shared), as in the helpers' checkouts
+    (tmp_path / "work" / "wt" / "repo").mkdir(parents=True)
+    (tmp_path / "work" / "wt" / "shared").symlink_to(shared)
+    assert portable_path(tmp_path / "work" / "wt" / "shared" / "data" / "x.json", root=tmp_path / "work" / "wt" / "repo") == "../shared/data/x.json"
 
 
 def test_summary_records_repository_relative_paths(tmp_path, monkeypatch):

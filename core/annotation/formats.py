@@ -10,7 +10,10 @@ In (`read_bytes`, `read_path`), detected from the content, one kind per row:
   label, and `adjudicated` the lead's final label (this is the export format, so an export imports back);
 - labels only: `item_id`, `annotator`, `label` (Supports / Refutes / Not Enough Info) for items
   already in the task;
-- a benchmark run folder (`summary.json` + `items.jsonl`): rows with a `fact` each, or a `facts` list.
+- a benchmark run folder (`summary.json` + `items.jsonl`): rows with a `fact` each, or a `facts` list;
+  a row's `passages` (all passages given with the item) are preferred to its `evidence` (what the
+  verifier read), its `human` label (hybridialogue-facts) is the gold label, and the rows of several
+  methods (`method`) for the same item become one item.
 
 Everything is parsed and checked before the store writes anything, so a bad row anywhere leaves the
 task as it was. Messages name the row and the column.
@@ -137,7 +140,7 @@ def batch_from_rows(rows: list[dict], source: str = "", limits: Limits = DEFAULT
         where = f"row {n}"
         for item, label, final in _parse_row(row, where, limits):
             if item is not None:
-                _add_item(items, item, n, where, labelled=label is not None)
+                _add_item(items, item, n, where, labelled=label is not None or "method" in row)
             if label is not None:
                 key = (label.item_id, label.annotator)
                 if key in labels:
@@ -159,8 +162,8 @@ def batch_from_rows(rows: list[dict], source: str = "", limits: Limits = DEFAULT
 
 
 def _add_item(items: dict[str, tuple[int, Item]], item: Item, n: int, where: str, labelled: bool) -> None:
-    """The export's rows repeat an item once per annotator (same content, each with a label);
-    any other repeated id is an error."""
+    """The export's rows repeat an item once per annotator (same content, each with a label), a
+    run's once per method; any other repeated id is an error."""
     if item.item_id in items:
         first, seen = items[item.item_id]
         if not labelled or seen.content() != item.content():
@@ -226,8 +229,9 @@ def _hybridialogue_item(row: dict, where: str, limits: Limits) -> Item:
 def _fact_item(row: dict, item_id: str, where: str, limits: Limits) -> Item:
     fact = check_text(_first(row, "fact", "atomic_fact"), "fact", limits.max_fact_chars, where, required=True)
     response = check_text(row.get("response"), "response", limits.max_text_chars, where)
-    gold = _first(row, "gold", "factualLabel")
-    passages = _passages(_json_cell(row.get("evidence"), where, "evidence"), where, limits)
+    gold = _first(row, "gold", "factualLabel", "human")
+    column = "passages" if _first(row, "passages") is not None else "evidence"
+    passages = _passages(_json_cell(row.get(column), where, column), where, limits)
     ids = {p.id for p in passages}
     gold_evidence = tuple(str(x) for x in _list_cell(row.get("gold_evidence"), where, "gold_evidence"))
     if not set(gold_evidence) <= ids:

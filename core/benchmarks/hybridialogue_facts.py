@@ -8,8 +8,11 @@ OpenAI-compatible endpoint (needs --base-url / WORKBENCH_LLM_BASE_URL). Reported
 macro_f1, kappa (3-way), kappa_binary (Supports vs not), the confusion matrix (rows human, columns
 verifier, in the order Supports, Refutes, Not Enough Info), and FactScore / NEIP from the human
 labels and from the verifier's, per response type, with bootstrap 95% intervals over dialogue
-turns. Facts are verified one at a time, so `verify_fact` timings are per fact (wall and process
-CPU seconds). `--limit N` takes the first N facts. Malformed items are skipped and counted.
+turns. Facts are verified one at a time by default, so `verify_fact` timings are per fact (wall and
+process CPU seconds); `--batch N` verifies N together (throughput; each fact gets its batch's time / N).
+`--limit N` takes the first N facts. Malformed items are skipped and counted.
+Each row of items.jsonl also carries the query, history, response and passages, and `human` (the
+gold label), so the run folder imports as an annotation task (`python -m core annotation import`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ DEFAULT_METHODS = "nli"
 def add_arguments(parser) -> None:
     parser.add_argument("--factcheck-model", default="", help="folder of the nli verifier's classifier (default assets/models/factcheck)")
     parser.add_argument("--nli-model", default="", help="NLI model id or folder (default: the classifier's)")
+    parser.add_argument("--batch", type=int, default=1,
+                        help="facts verified together (default 1: per-fact latency; N > 1: throughput, each fact's "
+                             "seconds = its batch's / N)")
 
 
 def _key(*parts: str) -> str:
@@ -64,15 +70,37 @@ def per_type_scores(rows: list[dict], label_key: str, seed: int) -> tuple[dict, 
     return fs, ne, fs_ci, ne_ci
 
 
-def run(ctx: BenchContext) -> BenchResult:
+def item_context(item) -> dict:
+    """What an annotator needs beside the fact (`python -m core annotation import RUN_FOLDER`): the
+    query, the history before it, the response, and all passages given with the item."""
+    return {"query": item.query, "history": [[who, text] for who, text in item.history[:-1]], "response": item.response,
+            "passages": [{"id": p.source, "title": p.title, "text": p.text} for p in item.evidence]}
+
+
+def _verified(facts, verifier, batch: int, progress: bool, method: str):
+    """(fact, verdict, wall seconds, CPU seconds) per fact; with batch > 1 each fact gets its batch's
+    time divided by the batch's size."""
     from tqdm import tqdm
 
+    bar = tqdm(total=len(facts), disable=not progress, desc=f"hybridialogue-facts {method}")
+    for start in range(0, len(facts), batch):
+        chunk = facts[start : start + batch]
+        t0, c0 = time.perf_counter(), time.process_time()
+        verdicts = verifier.verify([f.item for f in chunk])
+        seconds, cpu_s = (time.perf_counter() - t0) / len(chunk), (time.process_time() - c0) / len(chunk)
+        bar.update(len(chunk))
+        yield from ((f, v, seconds, cpu_s) for f, v in zip(chunk, verdicts))
+    bar.close()
+
+
+def run(ctx: BenchContext) -> BenchResult:
     from core.data.hybridialogue import load_hybridialogue_facts
     from core.metrics.fact_train import agreement
 
     loaded = load_hybridialogue_facts(ctx.data, ctx.limit)
     if not loaded.facts:
         raise ValueError(f"{ctx.data} holds no well-formed annotated facts ({loaded.skipped} skipped: {list(loaded.reasons)[:3]})")
+    batch = max(1, int(ctx.options.get("batch") or 1))
     results: dict[str, dict] = {}
     timings: dict[str, dict[str, list[float]]] = {}
     errors: dict[str, str] = {}
@@ -84,11 +112,9 @@ def run(ctx: BenchContext) -> BenchResult:
             results[method] = {"error": str(err)}
             continue
         rows, wall, cpu = [], [], []
-        for fact in tqdm(loaded.facts, disable=not ctx.progress, desc=f"hybridialogue-facts {method}"):
-            t0, c0 = time.perf_counter(), time.process_time()
-            verdict = verifier.verify([fact.item])[0]
-            wall.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
+        for fact, verdict, seconds, cpu_s in _verified(loaded.facts, verifier, batch, ctx.progress, method):
+            wall.append(seconds)
+            cpu.append(cpu_s)
             context = fact.context_key
             row = {
                 "method": method, "id": fact.item.id, "type": fact.response_type,
@@ -98,6 +124,7 @@ def run(ctx: BenchContext) -> BenchResult:
                 "note": verdict.note, "seconds": round(wall[-1], 4), "cpu_s": round(cpu[-1], 4),
                 "evidence": [{"text": u.text[:300], "title": u.title, "score": u.score, "p_entailment": u.p_entailment,
                               "p_contradiction": u.p_contradiction} for u in verdict.evidence[:3]],
+                **item_context(fact.item),
             }
             ctx.write_item(row)
             rows.append(row)
@@ -117,7 +144,7 @@ def run(ctx: BenchContext) -> BenchResult:
         timings[method] = {"verify_fact": wall, "verify_fact_cpu": cpu}
     return BenchResult(
         results=results, timings=timings,
-        settings={"confusion_order": list(LABELS)},
+        settings={"confusion_order": list(LABELS), "batch": batch},
         extra={"n_facts": len(loaded.facts), "skipped_items": loaded.skipped, "skip_reasons": list(loaded.reasons),
                **({"errors": errors} if errors else {})},
     )

@@ -28,8 +28,9 @@ class AnnotatedFact:
     label: str  # the human label, one of fact_types.LABELS
     response_type: str  # "Meta-Llama-3.1-8B-Instruct" | "flan-t5-xxl" | "plain" | ...
     verifiable: bool | None  # the annotators' isFactualClaim
-    context_key: str  # history + query: facts of one dialogue turn share it (the unit of CV splits)
+    context_key: str  # history + query: facts of one dialogue turn share it (the dev / held-out split's unit)
     selected_sources: tuple[str, ...] = ()  # passages the annotators marked (analysis only)
+    dialogue_key: str = ""  # the dialogue's first user turn: all turns of one dialogue share it (the unit of CV folds)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ def parse_fact(obj: dict) -> AnnotatedFact:
         verifiable=None if claim is None else str(claim).strip().lower() == "verifiable",
         context_key=repr((history,)),
         selected_sources=tuple(selected),
+        dialogue_key=history[0][1] if history else "",
     )
 
 
