@@ -87,6 +87,28 @@ def test_bytes_that_are_not_utf8_skip_their_row_or_line_and_are_counted(tmp_path
     assert skipped == {"not UTF-8": 1}
 
 
+def test_a_csv_that_is_not_opendialkg_is_refused_and_an_empty_one_is_empty(tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_text("foo,bar\n1,2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="other.csv: no 'Messages' column"):
+        load_opendialkg(path)
+    path.write_text("", encoding="utf-8")
+    dialogues, stats = load_opendialkg(path)
+    assert dialogues == [] and stats.rows == 0
+
+
+def test_a_damaged_cache_entry_is_rebuilt_not_trusted(tmp_path):
+    a = tmp_path / "a.tsv"
+    a.write_text("A\tr\tB\n")
+    cache = tmp_path / "cache"
+    load_graph(KGSources(triple_files=(str(a),)), cache)
+    (entry,) = cache.iterdir()
+    entry.write_bytes(entry.read_bytes()[:40])  # truncated
+    again = load_graph(KGSources(triple_files=(str(a),)), cache)
+    assert again.report["cache"]["hit"] is False and set(again.iter_triples()) == {Triple("A", "r", "B")}
+    assert load_graph(KGSources(triple_files=(str(a),)), cache).report["cache"]["hit"] is True
+
+
 @pytest.mark.parametrize("name, content", [
     ("kg.ttl", b"@prefix ex: <http://e/> .\nex:a ex:r ex:b .\nex:c ex:r \n"),
     ("kg.nt", b"<http://a> <http://b> .\n"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -209,7 +210,7 @@ def load_graph(sources: KGSources, cache_dir: str | Path | None = None, use_cach
             kg = load_saved_graph(cached)
             kg.report["cache"] = {"hit": True, "file": cached.name}
             return kg
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
             cached.unlink(missing_ok=True)  # a damaged cache entry is rebuilt, not trusted
     kg = build_graph(sources)
     save_graph(kg, cached)
