@@ -161,6 +161,8 @@ def test_cache_is_keyed_by_content_not_path(tmp_path):
     assert third.report["cache"]["hit"] is False and set(third.iter_triples()) == {Triple("A", "r", "C")}
     with pytest.raises(FileNotFoundError):
         load_graph(KGSources(triple_files=(str(tmp_path / "missing.tsv"),)), cache)
+    same = KGSources(dialogue_files=(str(a),)).with_dialogues(str(tmp_path / "cache" / ".." / "a.tsv"), str(b))
+    assert same.dialogue_files == (str(a), str(b))  # the same file by another path is not read twice
 
 
 @pytest.mark.slow

@@ -47,7 +47,8 @@ class KGSources:
 
     def with_dialogues(self, *files: str) -> "KGSources":
         """These sources plus more dialogue CSVs (e.g. the benchmark file being evaluated)."""
-        extra = tuple(str(f) for f in files if str(f) not in self.dialogue_files)
+        have = {Path(f).resolve() for f in self.dialogue_files}
+        extra = tuple(str(f) for f in dict.fromkeys(files) if Path(f).resolve() not in have)
         return KGSources(self.dialogue_files + extra, self.item_files, self.triple_files, self.entity_files, self.max_triples)
 
 
