@@ -93,6 +93,27 @@ def test_response_factscore_flag_fails_clearly_without_the_module(tmp_path, data
         run_benchmark(ctx)
 
 
+def test_response_factscore_verifier_that_cannot_run_fails_before_any_generation(tmp_path, data):
+    llm = ScriptedLLM(["That is Sidney Lumet."])
+    ctx = context(tmp_path, data, "opendialkg-response", ["base", "bm25"], factscore=True, verifier="judge")
+    ctx.make_tools = lambda: Toolkit(llm=llm, embedder=HashingEmbedder())
+    with pytest.raises(ValueError, match="judge verifier needs an OpenAI-compatible endpoint"):
+        run_benchmark(ctx)
+    assert llm.requests == []  # no response was generated and lost
+
+
+def test_response_factscore_with_the_llm_verifier(tmp_path, data):
+    llm = ScriptedLLM(["That is Sidney Lumet."])
+    ctx = context(tmp_path, data, "opendialkg-response", ["base", "bm25"], factscore=True, verifier="llm",
+                  max_tokens=20, temperature=0.0)
+    ctx.make_tools = lambda: Toolkit(llm=llm, embedder=HashingEmbedder())
+    summary = run_benchmark(ctx)
+    for m in ("base", "bm25"):
+        row = summary["results"][m]
+        assert row["facts"] >= 1 and 0.0 <= row["factscore"] <= 1.0 and 0.0 <= row["neip"] <= 1.0
+        assert row["factscore_ci95"][0] <= row["factscore"] <= row["factscore_ci95"][1]
+
+
 def test_benchmarks_are_registered_with_their_options():
     from core.cli import build_parser
 

@@ -70,6 +70,71 @@ def test_tsv_lines_malformed_skipped_and_counted(tmp_path):
     assert set(kg.iter_triples()) == {Triple("A", "r", "B"), Triple("A", "s", "B")}
 
 
+def test_bytes_that_are_not_utf8_skip_their_row_or_line_and_are_counted(tmp_path):
+    good = dialogue_row([("user", "Who directed Find Me Guilty?", None),
+                         ("assistant", "Sidney Lumet.", [("Find Me Guilty", "directed_by", "Sidney Lumet")])])
+    path = tmp_path / "odkg.csv"
+    write_csv(path, [good, good])
+    text = path.read_bytes()
+    last = text.rindex(b"Sidney Lumet.")
+    path.write_bytes(text[:last] + b"Sidney Lum\xe9t." + text[last + len(b"Sidney Lumet."):])  # latin-1 in row 1
+    dialogues, stats = load_opendialkg(path)
+    assert [d.index for d in dialogues] == [0] and stats.skipped == {"not UTF-8": 1} and stats.rows == 2
+    tsv = tmp_path / "kg.tsv"
+    tsv.write_bytes("A\tr\tB\nCaf\u00e9\tr\tD\n".encode() + b"Caf\xe9\tr\tE\n")
+    skipped: dict = {}
+    assert list(read_tsv_triples(tsv, skipped)) == [("A", "r", "B"), ("Caf\u00e9", "r", "D")]
+    assert skipped == {"not UTF-8": 1}
+
+
+def test_a_csv_that_is_not_opendialkg_is_refused_and_an_empty_one_is_empty(tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_text("foo,bar\n1,2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="other.csv: no 'Messages' column"):
+        load_opendialkg(path)
+    path.write_text("", encoding="utf-8")
+    dialogues, stats = load_opendialkg(path)
+    assert dialogues == [] and stats.rows == 0
+
+
+def test_a_damaged_cache_entry_is_rebuilt_not_trusted(tmp_path):
+    a = tmp_path / "a.tsv"
+    a.write_text("A\tr\tB\n")
+    cache = tmp_path / "cache"
+    load_graph(KGSources(triple_files=(str(a),)), cache)
+    (entry,) = cache.iterdir()
+    entry.write_bytes(entry.read_bytes()[:40])  # truncated
+    again = load_graph(KGSources(triple_files=(str(a),)), cache)
+    assert again.report["cache"]["hit"] is False and set(again.iter_triples()) == {Triple("A", "r", "B")}
+    assert load_graph(KGSources(triple_files=(str(a),)), cache).report["cache"]["hit"] is True
+
+
+@pytest.mark.parametrize("name, content", [
+    ("kg.ttl", b"@prefix ex: <http://e/> .\nex:a ex:r ex:b .\nex:c ex:r \n"),
+    ("kg.nt", b"<http://a> <http://b> .\n"),
+    ("kg.rdf", b"<rdf:RDF><broken"),
+    ("kg.jsonld", b"{not json"),
+    ("kg.ttl", b"@prefix ex: <http://e/> .\nex:a ex:r \"caf\xe9\" .\n"),
+])
+def test_a_malformed_rdf_file_is_refused_with_its_name(tmp_path, name, content):
+    """One syntax error spoils a whole RDF document (no line to skip): a clear error naming the file."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"{name}: not readable as RDF"):
+        build_graph(KGSources(triple_files=(str(path),)))
+
+
+def test_a_malformed_item_graph_is_refused_with_its_name(tmp_path):
+    path = tmp_path / "id2info.json"
+    path.write_text('{"1": {"name": "A", "actor": ["B"]', encoding="utf-8")
+    with pytest.raises(ValueError, match="id2info.json: not an item-graph JSON file"):
+        build_graph(KGSources(item_files=(str(path),)))
+    path.write_text('{"1": {"name": "A", "actor": ["B", {"x": 1}]}, "2": {"actor": "C"}}', encoding="utf-8")
+    kg = build_graph(KGSources(item_files=(str(path),)))
+    assert set(kg.iter_triples()) == {Triple("A", "starred_actors", "B")}
+    assert kg.report["inputs"][0]["skipped"] == {"bad attribute value": 1, "item without a name": 1}
+
+
 def test_rdf_export_reads_back_as_the_same_triples(tmp_path):
     kg = small_graph(extra=[("Café <b>", "rel with space", "x/y#z")])
     path = tmp_path / "kg.ttl"
@@ -96,6 +161,8 @@ def test_cache_is_keyed_by_content_not_path(tmp_path):
     assert third.report["cache"]["hit"] is False and set(third.iter_triples()) == {Triple("A", "r", "C")}
     with pytest.raises(FileNotFoundError):
         load_graph(KGSources(triple_files=(str(tmp_path / "missing.tsv"),)), cache)
+    same = KGSources(dialogue_files=(str(a),)).with_dialogues(str(tmp_path / "cache" / ".." / "a.tsv"), str(b))
+    assert same.dialogue_files == (str(a), str(b))  # the same file by another path is not read twice
 
 
 @pytest.mark.slow

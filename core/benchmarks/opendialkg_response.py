@@ -78,6 +78,9 @@ def run(ctx: BenchContext) -> BenchResult:
     examples, stats = load_examples(ctx.data, opts.get("split", "eval"), ctx.limit)
     knowledge, _ = knowledge_for(ctx)
     tools = ctx.make_tools()
+    # The verifier too is built before any generation: a missing model must not cost a whole run.
+    verifier = (fs_module.make_verifier(opts.get("verifier", "nli"), llm=tools.llm, strong=tools.strong)
+                if fs_module is not None else None)
     rewrite_mode = "llm" if tools.strong else "symbolic"
     pipelines = {}
     for m in ctx.methods:
@@ -133,7 +136,7 @@ def run(ctx: BenchContext) -> BenchResult:
             "turns": len(rows),
         }
         if fs_module is not None:
-            results[m].update(_factscore_summary(fs_module, fact_rows[m], opts, tools))
+            results[m].update(_factscore_summary(fs_module, fact_rows[m], verifier))
     return BenchResult(results=results, timings=timings,
                        settings={"split": opts.get("split", "eval"), "llm": tools.llm.name, "strong": tools.strong,
                                  "triton_c_rewrite": rewrite_mode, "top_k": 5, "temperature": temperature,
@@ -155,12 +158,11 @@ def _fact_rows(fs, knowledge, ex, context, response, retrieval, method) -> list[
              "evidence": tuple(evidence), "response": response}]
 
 
-def _factscore_summary(fs, rows: list[dict], opts: dict, tools) -> dict:
+def _factscore_summary(fs, rows: list[dict], verifier) -> dict:
     from core.metrics.atomic_facts import RuleFactSplitter
     from core.resources import load_spacy
 
     splitter = RuleFactSplitter(load_spacy())
-    verifier = fs.make_verifier(opts.get("verifier", "nli"), llm=tools.llm, strong=tools.strong)
     labelled = []
     for row in rows:
         facts = splitter.split(row["response"]).facts

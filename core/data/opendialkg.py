@@ -6,7 +6,7 @@ relation starting with `~` is the reverse of the relation without it. Any file o
 works (the shared 15 % test split, the full release, a held-out part).
 
 Rows are read one at a time (the full release is 13,802 rows). A malformed row (unparsable JSON,
-missing column, a path of the wrong shape) is skipped and counted in `LoadStats`, never fatal.
+missing column, a path of the wrong shape, bytes that are not UTF-8) is skipped and counted in `LoadStats`, never fatal.
 The dialogue's `index` is its row position in the file (0-based, header excluded), so splits by
 index stay the same whatever else is skipped.
 """
@@ -157,11 +157,20 @@ def parse_messages(index: int, messages_json: str) -> OpenDialKGDialogue:
     return OpenDialKGDialogue(index, tuple(turns), tuple(paths))
 
 
+def _is_utf8(text: str) -> bool:
+    """False when `text` carries undecodable bytes (the file is read with errors="surrogateescape")."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def iter_opendialkg(path: str | Path, stats: LoadStats | None = None) -> Iterator[OpenDialKGDialogue]:
     """Dialogues of an OpenDialKG CSV, one row at a time; bad rows are counted in `stats`."""
     stats = stats if stats is not None else LoadStats()
     csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
-    with open(path, encoding="utf-8", newline="") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
         reader = csv.reader(f)
         try:
             header = next(reader)
@@ -186,6 +195,9 @@ def iter_opendialkg(path: str | Path, stats: LoadStats | None = None) -> Iterato
             stats.rows += 1
             if column >= len(row):
                 stats.skipped["missing Messages column"] += 1
+                continue
+            if not _is_utf8(row[column]):
+                stats.skipped["not UTF-8"] += 1
                 continue
             try:
                 dialogue = parse_messages(index, row[column])

@@ -13,6 +13,16 @@ ENTITY_NS = "urn:kgaug:entity:"
 RELATION_NS = "urn:kgaug:relation:"
 
 
+def _parse_errors() -> tuple[type[BaseException], ...]:
+    from xml.sax import SAXException
+
+    from rdflib.exceptions import ParserError
+
+    # Turtle/N3 raise BadSyntax (a SyntaxError), N-Triples ParserError, RDF/XML SAXException,
+    # JSON-LD a JSONDecodeError, undecodable bytes a UnicodeDecodeError (both ValueErrors).
+    return (SyntaxError, ParserError, SAXException, ValueError)
+
+
 def triples_to_rdflib(triples: Iterable[Triple]):
     from rdflib import RDFS, Graph, Literal, URIRef
 
@@ -42,8 +52,14 @@ def read_rdf_triples(path, fmt: str | None = None, skipped: dict | None = None) 
     the whole file into memory: for very large graphs use the TSV format, which is streamed."""
     from rdflib import RDF, RDFS, BNode, Graph, Literal
 
+    parse_errors = _parse_errors()
     g = Graph()
-    g.parse(str(path), format=fmt)
+    try:
+        g.parse(str(path), format=fmt)
+    except parse_errors as err:  # one syntax error spoils the whole document: name the file and stop
+        raise ValueError(f"{path}: not readable as RDF ({type(err).__name__}: {str(err).strip()[:300]}); "
+                         "fix the file, or give the triples as subject<TAB>relation<TAB>object lines, "
+                         "where a bad line is skipped and counted") from None
     labels = {s: str(o) for s, o in g.subject_objects(RDFS.label)}
     for s, p, o in g:
         if p == RDFS.label:

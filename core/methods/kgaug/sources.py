@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -27,7 +28,7 @@ from core.methods.kgaug.graph import FROM_DIALOGUE, FROM_FILE, FROM_ITEMS, Graph
 from core.methods.kgaug.triples import ITEM_RELATIONS
 from core.paths import DEFAULT_CACHE_DIR, SHARED_DIR
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: undecodable TSV lines are skipped and counted, no longer stored with U+FFFD
 RDF_SUFFIXES = {".ttl", ".nt", ".n3", ".rdf", ".xml", ".jsonld", ".trig", ".nq"}
 OPENDIALKG_DIR = SHARED_DIR / "data" / "opendialkg"
 
@@ -46,7 +47,8 @@ class KGSources:
 
     def with_dialogues(self, *files: str) -> "KGSources":
         """These sources plus more dialogue CSVs (e.g. the benchmark file being evaluated)."""
-        extra = tuple(str(f) for f in files if str(f) not in self.dialogue_files)
+        have = {Path(f).resolve() for f in self.dialogue_files}
+        extra = tuple(str(f) for f in dict.fromkeys(files) if Path(f).resolve() not in have)
         return KGSources(self.dialogue_files + extra, self.item_files, self.triple_files, self.entity_files, self.max_triples)
 
 
@@ -66,9 +68,23 @@ def opendialkg_sources(folder: str | Path = OPENDIALKG_DIR) -> KGSources:
 
 
 # -- readers -----------------------------------------------------------------------------------
+def is_utf8(text: str) -> bool:
+    """False when `text` carries undecodable bytes (read with errors="surrogateescape")."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def read_item_graph(path: str | Path, skipped: dict) -> Iterator[tuple[str, str, str]]:
-    with open(path, encoding="utf-8") as f:
-        items = json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            items = json.load(f)
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError: the whole document is unreadable
+        raise ValueError(f"{path}: not an item-graph JSON file ({type(err).__name__}: {str(err)[:200]})") from None
     if not isinstance(items, dict):
         raise ValueError(f"{path}: expected an object of items (iEvaLM id2info.json)")
     for item in items.values():
@@ -86,11 +102,15 @@ def read_item_graph(path: str | Path, skipped: dict) -> Iterator[tuple[str, str,
 
 
 def read_tsv_triples(path: str | Path, skipped: dict) -> Iterator[tuple[str, str, str]]:
-    """`subject<TAB>relation<TAB>object` lines, one at a time; `#` lines and blank lines ignored."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    """`subject<TAB>relation<TAB>object` lines, one at a time; `#` lines and blank lines ignored.
+    A line with bytes that are not UTF-8 is skipped and counted (not stored with replacement marks)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for line in f:
             line = line.rstrip("\r\n")
             if not line.strip() or line.startswith("#"):
+                continue
+            if not is_utf8(line):
+                skipped["not UTF-8"] = skipped.get("not UTF-8", 0) + 1
                 continue
             parts = line.split("\t")
             if len(parts) != 3 or not all(p.strip() for p in parts):
@@ -191,7 +211,7 @@ def load_graph(sources: KGSources, cache_dir: str | Path | None = None, use_cach
             kg = load_saved_graph(cached)
             kg.report["cache"] = {"hit": True, "file": cached.name}
             return kg
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
             cached.unlink(missing_ok=True)  # a damaged cache entry is rebuilt, not trusted
     kg = build_graph(sources)
     save_graph(kg, cached)
