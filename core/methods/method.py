@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterator
 
 from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
+from core.llm import cost
 from core.llm.base import LLM, Message
 from core.resources import Embedder
 
@@ -42,7 +43,8 @@ class Toolkit:
 
 
 class Stopwatch:
-    """Accumulates seconds per named stage: `with watch("retrieve"): ...`."""
+    """Accumulates seconds per named stage: `with watch("retrieve"): ...`. LLM calls in the block
+    count under the same stage name in the cost meters (`core.llm.cost`)."""
 
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
@@ -51,7 +53,8 @@ class Stopwatch:
     def __call__(self, stage: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
-            yield
+            with cost.stage(stage):
+                yield
         finally:
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t0
 
