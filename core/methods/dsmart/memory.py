@@ -225,7 +225,7 @@ class DynamicStructuredMemory:
             if self.strong:
                 found = cf.llm_conflicts_prompted(self.llm, old, fragment, self.config.temperature)
             else:
-                found = cf.llm_conflicts_scored(self.llm, old, fragment)
+                found = cf.llm_conflicts_scored(self.llm, old, fragment, known)
         except (LLMOutputError, LLMError) as err:
             notes.append(f"LLM conflict detection failed ({err}); kept the symbolic result")
             return []
