@@ -141,3 +141,49 @@ def test_every_summary_has_cost_per_method_and_all(tmp_path, monkeypatch):
     assert summary["cost"]["all"]["stages"] == {"generate": {"llm_calls": 2, "prompt_tokens": 4, "completion_tokens": 6},
                                                 "other": {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 3}}
     assert summary["cost"]["all"]["total"]["llm_calls"] == 3
+
+
+def _pets(nlp, scorer, known=()):
+    """Old: the user has a dog and a cat; new: a parrot and a hamster (4 same-predicate pairs)."""
+    from core.methods.dsmart import conflicts as cf
+    from core.methods.dsmart.config import DSMConfig
+    from core.methods.dsmart.memory import DynamicStructuredMemory
+
+    memory = DynamicStructuredMemory(None, config=DSMConfig(statements="text", llm_conflicts="off", slot_threshold=None), nlp=nlp)
+    memory.observe_round("I have a dog. I have a cat.", "")
+    fragment = memory._extract(memory._statement("I have a parrot. I have a hamster.", "", [])[1], [])
+    llm = ScriptedLLM(scorer=scorer)
+    with cost.measure() as meter:
+        found = cf.llm_conflicts_scored(llm, memory.graph, fragment, known)
+    return found, llm, meter
+
+
+def test_scored_conflicts_stop_asking_about_a_fact_once_it_is_replaced(nlp):
+    from core.methods.dsmart.vocab import DSM, USER, entity
+
+    found, llm, meter = _pets(nlp, lambda messages, option: 1.0 if option == "no" else 0.0)
+    assert {c.triple for c in found} == {(USER, DSM.has, entity("dog")), (USER, DSM.has, entity("cat"))}
+    assert meter.total().llm_calls == 2  # one question per old fact, not one per pair (4)
+
+
+def test_scored_conflicts_ask_every_pair_once_in_batches_and_skip_known(nlp):
+    from core.methods.dsmart.vocab import DSM, USER, entity
+
+    found, llm, meter = _pets(nlp, lambda messages, option: 1.0 if option == "yes" else 0.0)
+    assert found == [] and meter.total().llm_calls == 4
+    assert len({m[0].content for m in llm.requests}) == 4
+    found, llm, meter = _pets(nlp, lambda messages, option: 1.0 if option == "yes" else 0.0,
+                              known={(USER, DSM.has, entity("dog"))})  # pruned by stage (a): not asked
+    assert meter.total().llm_calls == 2 and all("dog" not in m[0].content for m in llm.requests)
+
+
+def test_prompted_conflict_check_is_skipped_when_it_cannot_prune(nlp):
+    from core.methods.dsmart.config import DSMConfig
+    from core.methods.dsmart.memory import DynamicStructuredMemory
+
+    llm = ScriptedLLM(["```turtle\n```"])
+    memory = DynamicStructuredMemory(llm, strong=True, config=DSMConfig(statements="text", extractor="spacy", llm_conflicts="on"), nlp=nlp)
+    memory.observe_round("I have a dog.", "")
+    assert memory.observe_round("Thanks, bye.", "").cost == {}  # no new fact: no call
+    assert memory.observe_round("Paris is big.", "").cost == {}  # nothing old about Paris: no call
+    assert memory.observe_round("I have a cat.", "").cost["detect_llm"]["llm_calls"] == 1
