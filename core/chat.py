@@ -91,6 +91,7 @@ class ChatSession:
             "seconds": round(seconds, 3),
             "model": reply.model,
             "llm_calls": reply.llm_calls,
+            "cost": reply.cost,
             "evidence": [{"text": e.text, "score": round(float(e.score), 4), "source": e.source, "kind": e.kind}
                          for e in reply.evidence],
         }

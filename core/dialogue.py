@@ -135,6 +135,7 @@ class Reply:
     trace: Trace | None = None
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     llm_calls: int = 0
+    cost: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> llm_calls, prompt/completion tokens
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -149,4 +150,5 @@ class Reply:
             trace=Trace.from_dict(data.get("trace")),
             timings=dict(data.get("timings", {})),
             llm_calls=int(data.get("llm_calls", 0)),
+            cost={k: dict(v) for k, v in data.get("cost", {}).items()},
         )

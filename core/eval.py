@@ -2,7 +2,11 @@
 
 Each benchmark is a module with `add_arguments(parser)` (optional) and `run(ctx) -> BenchResult`.
 The runner owns what every benchmark shares: the fixed command line, the JSONL of items, and the
-summary file `{"benchmark", "data", "code_version", "settings", "results", "timings"}`.
+summary file `{"benchmark", "data", "code_version", "settings", "results", "timings", "cost"}`.
+
+`cost` holds the LLM calls and tokens (`llm_calls`, `prompt_tokens`, `completion_tokens`) per stage:
+per method where the benchmark measures its methods apart (`with ctx.metered(method): ...`), and
+under "all" for everything the run asked of an LLM.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import importlib
 import json
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -18,6 +23,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from core import __version__
+from core.llm import cost as llm_cost
 from core.paths import REPO_ROOT, portable_path
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
@@ -50,6 +56,17 @@ class BenchContext:
     def __post_init__(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         self._items = (self.out / "items.jsonl").open("w", encoding="utf-8")
+        self.cost: dict[str, dict[str, dict[str, int]]] = {}  # method -> stage -> LLM calls and tokens
+
+    @contextmanager
+    def metered(self, method: str):
+        """Count the LLM work of the block as `method`'s (added up over blocks); yields the block's
+        own meter."""
+        with llm_cost.measure() as meter:
+            try:
+                yield meter
+            finally:
+                self.cost[method] = llm_cost.merge(self.cost.get(method, {}), meter.as_dict())
 
     def write_item(self, item: dict) -> None:
         self._items.write(json.dumps(item, ensure_ascii=False) + "\n")
@@ -90,6 +107,11 @@ def summarise_timings(timings: dict[str, dict[str, list[float]]]) -> dict[str, d
     return {m: {stage: summarise_samples(v) for stage, v in stages.items()} for m, stages in timings.items()}
 
 
+def summarise_cost(cost: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, Any]]:
+    """method -> {"stages": stage -> counts, "total": counts} (every method, even one that made no call)."""
+    return {m: {"stages": stages, "total": llm_cost.totals(stages)} for m, stages in cost.items()}
+
+
 def portable_settings(value: Any) -> Any:
     """Settings with every absolute path inside the repository or ../shared made relative (model
     folders, caches): results compare across machines and never name this one's folders."""
@@ -115,7 +137,8 @@ def run_benchmark(ctx: BenchContext) -> dict:
         raise FileNotFoundError(f"data file {ctx.data} does not exist")
     t0 = time.perf_counter()
     try:
-        result: BenchResult = module.run(ctx)
+        with llm_cost.measure() as meter:
+            result: BenchResult = module.run(ctx)
     finally:
         ctx.close()
     summary = {
@@ -126,6 +149,7 @@ def run_benchmark(ctx: BenchContext) -> dict:
                                        **result.settings}),
         "results": result.results,
         "timings": summarise_timings(result.timings),
+        "cost": summarise_cost({**ctx.cost, "all": meter.as_dict()}),
         "wall_s": round(time.perf_counter() - t0, 3),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **portable_settings(result.extra),

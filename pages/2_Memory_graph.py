@@ -109,8 +109,9 @@ with tab_turn:
             st.dataframe(graphs.pruned_frame(graph, record.pruned), hide_index=True, width="stretch")
         else:
             st.write("None.")
-        st.markdown("**Stage timings (s)**")
-        st.dataframe([{"stage": k, "seconds": round(v, 4)} for k, v in record.timings.items()], hide_index=True)
+        st.markdown("**Stage timings (s), LLM calls and tokens**")
+        st.dataframe([{"stage": k, "seconds": round(v, 4), **record.cost.get(k, {})} for k, v in record.timings.items()],
+                     hide_index=True)
         if not record.consistent:
             st.warning("The OWL-RL check reported: " + safe.literal("; ".join(record.errors)))
         for note in record.notes:

@@ -110,3 +110,27 @@ def test_default_model_answers_a_recall_question():
         assert "Lisbon" in text and ("two" in text.lower() or "2" in text)
     finally:
         llm.close()
+
+
+def test_cost_meters_take_the_servers_usage_and_tokenizer(small):
+    from core.llm import cost
+
+    prompt = "Alice lives in Lisbon. Where does Alice live?"
+    with cost.measure() as meter:
+        with cost.stage("chat"):
+            reply = small.chat(prompt, temperature=0.0, max_tokens=8)
+        with cost.stage("json"):
+            small.json("Give a JSON object with a key 'city'.", {"type": "object", "properties": {"city": {"type": "string"}},
+                                                                  "required": ["city"]}, max_tokens=24)
+        with cost.stage("stream"):
+            text = "".join(small.stream(prompt, temperature=0.0, max_tokens=8))
+        with cost.stage("score"):
+            small.score(prompt, ["Lisbon", "Paris"])
+    got = meter.as_dict()
+    templated = len(small.prompt_ids([Message("user", prompt)]))
+    assert got["chat"] == {"llm_calls": 1, "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+    assert reply.prompt_tokens == templated and 0 < reply.completion_tokens <= 8
+    assert got["json"]["llm_calls"] == 1 and got["json"]["completion_tokens"] > 0
+    assert got["stream"] == {"llm_calls": 1, "prompt_tokens": templated, "completion_tokens": len(small.tokenize(text))}
+    candidates = len(small.tokenize("Lisbon")) + len(small.tokenize("Paris"))
+    assert got["score"] == {"llm_calls": 1, "prompt_tokens": templated + candidates, "completion_tokens": 0}

@@ -7,11 +7,16 @@ import pandas as pd
 import streamlit as st
 
 from core.dialogue import Reply
+from core.llm.cost import totals
 
 
 def caption(reply: Reply) -> str:
     total = sum(reply.timings.values())
-    return f"{reply.method} · {reply.model} · {total:.2f} s · {reply.llm_calls} LLM call(s)"
+    line = f"{reply.method} · {reply.model} · {total:.2f} s · {reply.llm_calls} LLM call(s)"
+    if reply.cost:
+        used = totals(reply.cost)
+        line += f" · {used['prompt_tokens']:,} prompt + {used['completion_tokens']:,} completion tokens"
+    return line
 
 
 def evidence_frame(reply: Reply) -> pd.DataFrame:
@@ -20,8 +25,21 @@ def evidence_frame(reply: Reply) -> pd.DataFrame:
     )
 
 
+COST_COLUMNS = ("llm_calls", "prompt_tokens", "completion_tokens")
+
+
 def timings_frame(reply: Reply) -> pd.DataFrame:
-    return pd.DataFrame([{"stage": k, "seconds": round(v, 3)} for k, v in reply.timings.items()])
+    """Seconds, LLM calls and tokens per stage (stages with calls but no timing too), and for
+    methods that maintain memory in the background, the previous round's maintenance."""
+    stages = list(reply.timings) + [k for k in reply.cost if k not in reply.timings]
+    rows = [{"stage": k, "seconds": round(reply.timings[k], 3) if k in reply.timings else None,
+             **{c: reply.cost.get(k, {}).get(c, 0) for c in COST_COLUMNS}} for k in stages]
+    root = reply.trace.nodes[0].detail if reply.trace and reply.trace.nodes else {}
+    if "memory_maintenance_cost" in root:
+        rows.append({"stage": "memory maintenance (previous round, in the background)",
+                     "seconds": root.get("memory_maintenance_s"),
+                     **{c: root["memory_maintenance_cost"].get(c, 0) for c in COST_COLUMNS}})
+    return pd.DataFrame(rows, columns=["stage", "seconds", *COST_COLUMNS])
 
 
 def render_details(reply: Reply, key: str) -> None:

@@ -238,11 +238,13 @@ def run(ctx: BenchContext) -> BenchResult:
     for instance in _progress(instances, ctx):
         memory = DynamicStructuredMemory(tools.llm if tools else None, strong=bool(tools and tools.strong),
                                          config=config, nlp=nlp, embedder=embedder)
-        for index, (q, a) in enumerate(rounds(instance.dialogue)):
-            record = memory.observe_round(q, a, index)
-            for stage, seconds in record.timings.items():
-                stages.setdefault(stage, []).append(seconds)
+        with ctx.metered("dsm") as meter:
+            for index, (q, a) in enumerate(rounds(instance.dialogue)):
+                record = memory.observe_round(q, a, index)
+                for stage, seconds in record.timings.items():
+                    stages.setdefault(stage, []).append(seconds)
         item = evaluate(instance, memory, nlp)
+        item.update(meter.total().as_dict())
         if opts.get("explain"):
             explanations.append(dsm_explain.explain(instance, memory, item, nlp))
             item["cause"] = explanations[-1]["cause"]
@@ -265,6 +267,7 @@ def run(ctx: BenchContext) -> BenchResult:
         "questions_with_stale": tallies["with_stale"],
         "rounds": tallies["rounds"],
         "pruned_per_round": tallies["pruned"] / max(1, tallies["rounds"]),
+        **per_round(ctx.cost.get("dsm", {}), tallies["rounds"]),
     }}
     if explanations:
         write_explanations(ctx.out, explanations)
@@ -274,6 +277,13 @@ def run(ctx: BenchContext) -> BenchResult:
                 "assistant_sentences": config.assistant_sentences, "llm": tools.llm.name if tools else "none",
                 "question_type": "knowledge-update (abstention questions skipped)", "unit": "round = user turn + reply"}
     return BenchResult(results=results, timings={"dsm": stages}, settings=settings)
+
+
+def per_round(stages: dict[str, dict[str, int]], rounds: int) -> dict[str, float]:
+    """LLM calls and tokens of maintenance per round (the cost of a round)."""
+    from core.llm.cost import totals
+
+    return {f"{key}_per_round": value / max(1, rounds) for key, value in totals(stages).items()}
 
 
 def write_explanations(out, explanations: list[dict]) -> None:

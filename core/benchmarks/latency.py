@@ -67,7 +67,8 @@ def run(ctx: BenchContext) -> BenchResult:
             order = ctx.methods[turn_no % len(ctx.methods):] + ctx.methods[: turn_no % len(ctx.methods)]
             turn_no += 1
             for name in order:
-                item = _timed_turn(methods[name], history, rnd.user, rnd.bot, tools.llm)
+                with ctx.metered(name):
+                    item = _timed_turn(methods[name], history, rnd.user, rnd.bot, tools.llm)
                 item.update({"dialogue_id": d.id, "task": d.task, "turn": i, "method": name})
                 ctx.write_item(item)
                 samples[name].append(item)
@@ -113,7 +114,7 @@ def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
     """Answer one user turn (timed), then maintain memory with the golden round (timed apart)."""
     calls0 = llm.calls
     t0 = time.perf_counter()
-    reply = method.respond(history, user)
+    reply = method.respond_counted(history, user)
     latency = time.perf_counter() - t0
     calls = llm.calls - calls0
     t1 = time.perf_counter()
@@ -123,7 +124,7 @@ def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
     method.wait()
     item = {"latency_s": round(latency, 6), "maintenance_s": round(time.perf_counter() - t1, 6),
             "llm_calls": calls, "stages": {k: round(v, 4) for k, v in reply.timings.items()},
-            "reply_chars": len(reply.text)}
+            "reply_chars": len(reply.text), "cost": reply.cost}
     if reply.trace is not None and reply.trace.kind == "tree":
         root = reply.trace.nodes[0].detail
         best = next(n for n in reply.trace.nodes if n.detail.get("best"))

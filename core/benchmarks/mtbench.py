@@ -218,8 +218,9 @@ def run(ctx: BenchContext) -> BenchResult:
         stages = timings.setdefault(method_name, {})
         for d in dialogues:
             bar.set_postfix(method=method_name, task=d.task)
-            answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1),
-                                      reused=reused.get(method_name))
+            with ctx.metered(method_name):
+                answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1),
+                                          reused=reused.get(method_name))
             t0 = time.perf_counter()
             scores = scorer.score(d, answers, lexical=method_name != GOLDEN)
             stages.setdefault("score_turn", []).extend([(time.perf_counter() - t0) / len(answers)] * len(answers))

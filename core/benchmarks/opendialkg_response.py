@@ -101,26 +101,27 @@ def run(ctx: BenchContext) -> BenchResult:
         ref_entities = {e.name for e in knowledge.linker.link(ex.response)}
         record = {"id": ex.id, "query": ex.query, "reference": ex.response, "gold": [list(t) for t in ex.gold], "methods": {}}
         for m in ctx.methods:
-            t0 = time.perf_counter()
-            retrieval = pipelines[m].run(context, ex.query, 5) if m in pipelines else None
-            timings[m]["retrieve"].append(time.perf_counter() - t0)
-            shown = context
-            if retrieval is not None and retrieval.rewrite is not None and retrieval.rewrite.method == "llm":
-                shown = list(zip([r for r, _ in context], retrieval.rewrite.context))
-            prompt = render_prompt("kgaug_response",
-                                   knowledge=knowledge_lines(retrieval) if retrieval else "(no knowledge given)",
-                                   dialogue=dialogue_lines(shown), query=retrieval.used_query if retrieval else ex.query)
-            t0 = time.perf_counter()
-            text = tools.llm.chat([Message("user", prompt)], temperature=temperature, max_tokens=max_tokens).text
-            timings[m]["generate"].append(time.perf_counter() - t0)
-            pred_entities = {e.name for e in knowledge.linker.link(text)}
-            row = {"response": text, "rouge_l": rouge_l(text, ex.response), "entity_f1": entity_f1(pred_entities, ref_entities),
-                   "triples": [r.triple.key() for r in retrieval.ranked] if retrieval else [],
-                   "used_query": retrieval.used_query if retrieval else ex.query}
-            outputs[m].append(row)
-            record["methods"][m] = row
-            if fs_module is not None:
-                fact_rows[m].extend(_fact_rows(fs_module, knowledge, ex, context, text, retrieval, m))
+            with ctx.metered(m):
+                t0 = time.perf_counter()
+                retrieval = pipelines[m].run(context, ex.query, 5) if m in pipelines else None
+                timings[m]["retrieve"].append(time.perf_counter() - t0)
+                shown = context
+                if retrieval is not None and retrieval.rewrite is not None and retrieval.rewrite.method == "llm":
+                    shown = list(zip([r for r, _ in context], retrieval.rewrite.context))
+                prompt = render_prompt("kgaug_response",
+                                       knowledge=knowledge_lines(retrieval) if retrieval else "(no knowledge given)",
+                                       dialogue=dialogue_lines(shown), query=retrieval.used_query if retrieval else ex.query)
+                t0 = time.perf_counter()
+                text = tools.llm.chat([Message("user", prompt)], temperature=temperature, max_tokens=max_tokens).text
+                timings[m]["generate"].append(time.perf_counter() - t0)
+                pred_entities = {e.name for e in knowledge.linker.link(text)}
+                row = {"response": text, "rouge_l": rouge_l(text, ex.response), "entity_f1": entity_f1(pred_entities, ref_entities),
+                       "triples": [r.triple.key() for r in retrieval.ranked] if retrieval else [],
+                       "used_query": retrieval.used_query if retrieval else ex.query}
+                outputs[m].append(row)
+                record["methods"][m] = row
+                if fs_module is not None:
+                    fact_rows[m].extend(_fact_rows(fs_module, knowledge, ex, context, text, retrieval, m))
         ctx.write_item(record)
     bleu = BLEU()
     refs = [ex.response for ex in examples]

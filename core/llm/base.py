@@ -1,7 +1,8 @@
 """The LLM protocol: chat completion, likelihood scoring of fixed candidates, validated JSON.
 
 Every backend subclasses `LLM` and implements `_complete` (and `_score` where it can). The public
-methods add what all backends share: batching fall-back, JSON validation, call counting.
+methods add what all backends share: batching fall-back, JSON validation, call counting, and the
+report of each call's tokens to the active cost meters (`core.llm.cost`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
+
+from core.llm import cost
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,38 @@ class LLM(ABC):
         with one padded forward pass."""
         return [self._score(m, c) if c else [] for m, c in requests]
 
+    def _stream(self, messages: list[Message], *, temperature: float, max_tokens: int, stop: Sequence[str] | None,
+                cancel: threading.Event | None) -> Iterator[str]:
+        """The reply's text in pieces. Backends that cannot stream yield the whole completion once."""
+        self._count(1)
+        yield cut_at_stop(self._complete([messages], temperature, max_tokens, stop)[0].text, stop).strip()
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in `text`, for cost counts where a call's own usage is not reported. Backends with
+        a tokenizer override this; the default is an estimate of 4 characters a token."""
+        return (len(text) + 3) // 4
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        """Tokens of the prompt `messages` make (backends with a chat template override this)."""
+        return sum(self.count_tokens(m.content) for m in messages)
+
+    def _report(self, messages: list[Message], prompt_tokens: int, text: str, completion_tokens: int) -> None:
+        """One call's usage to the active cost meters; counts the backend did not give are taken
+        from the tokenizer (only when something is measuring)."""
+        if not cost.active():
+            return
+        prompt_tokens = prompt_tokens or self.count_prompt_tokens(messages)
+        completion_tokens = completion_tokens or (self.count_tokens(text) if text else 0)
+        cost.record(1, prompt_tokens, completion_tokens)
+
+    def _report_scoring(self, requests: list[tuple[list[Message], list[str]]]) -> None:
+        """Scoring requests to the cost meters: one call each, the prompt and the candidates as
+        prompt tokens (nothing is generated)."""
+        if not cost.active():
+            return
+        for messages, candidates in requests:
+            cost.record(1, self.count_prompt_tokens(messages) + sum(self.count_tokens(c) for c in candidates), 0)
+
     def clear_prompt_cache(self) -> None:
         """Forget the state kept for recently run prompts (the local backend keeps their KV cache so
         that prompts extending them run only their new tokens); a no-op for other backends."""
@@ -139,20 +174,32 @@ class LLM(ABC):
         convs = [as_messages(m) for m in batch]
         self._count(len(convs))
         out = self._complete(convs, temperature, max_tokens, stop)
+        for conv, c in zip(convs, out):
+            self._report(conv, c.prompt_tokens, c.text, c.completion_tokens)
         return [replace(c, text=cut_at_stop(c.text, stop).strip()) for c in out]
 
     def stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop: Sequence[str] | None = None,
                cancel: threading.Event | None = None) -> Iterator[str]:
         """The reply's text in pieces as it is generated. Backends that cannot stream yield the
-        whole completion once; `cancel` stops a backend that can."""
-        yield self.chat(messages, temperature=temperature, max_tokens=max_tokens, stop=stop).text
+        whole completion once; `cancel` stops a backend that can. Counted when it ends (a stopped
+        stream counts what was generated)."""
+        convs = as_messages(messages)
+        pieces: list[str] = []
+        try:
+            for piece in self._stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop, cancel=cancel):
+                pieces.append(piece)
+                yield piece
+        finally:
+            self._report(convs, 0, "".join(pieces), 0)
 
     def score(self, messages: Sequence[Message] | Sequence[dict] | str, candidates: Sequence[str]) -> list[float]:
         """Total log-likelihood of each candidate as the assistant's reply to `messages`."""
         if not candidates:
             return []
         self._count(1)
-        return self._score(as_messages(messages), list(candidates))
+        request = (as_messages(messages), list(candidates))
+        self._report_scoring([request])
+        return self._score(*request)
 
     def score_batch(self, requests: Sequence[tuple[Sequence[Message] | Sequence[dict] | str, Sequence[str]]]) -> list[list[float]]:
         """`score` for several (messages, candidates) requests at once (counts one call each)."""
@@ -160,6 +207,7 @@ class LLM(ABC):
         if not reqs:
             return []
         self._count(len(reqs))
+        self._report_scoring(reqs)
         return self._score_batch(reqs)
 
     def choose(self, messages, options: Sequence[str]) -> tuple[int, list[float]]:
@@ -187,7 +235,9 @@ class LLM(ABC):
         for _ in range(retries + 1):
             attempt = convs if not last_error else convs + [Message("user", f"Your last answer was invalid ({last_error}). Reply with JSON only.")]
             self._count(1)
-            text = self._json_text(attempt, schema, temperature, max_tokens)
+            out = self._json_text(attempt, schema, temperature, max_tokens)
+            text = out.text if isinstance(out, Completion) else out
+            self._report(attempt, getattr(out, "prompt_tokens", 0), text, getattr(out, "completion_tokens", 0))
             try:
                 value = extract_json(text)
                 jsonschema.validate(value, schema)
@@ -196,10 +246,11 @@ class LLM(ABC):
                 last_error = str(err).splitlines()[0][:200]
         raise LLMOutputError(f"model output failed the schema after {retries + 1} tries: {last_error}")
 
-    def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> str:
-        """The raw text of a JSON answer. Backends that can constrain output to `schema` (llama.cpp
-        grammars, OpenAI structured outputs) override this; the result is validated either way."""
-        return self._complete([messages], temperature, max_tokens, None)[0].text
+    def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> Completion | str:
+        """The raw answer (a Completion, with its usage, or bare text) to a JSON request. Backends
+        that can constrain output to `schema` (llama.cpp grammars, OpenAI structured outputs)
+        override this; the result is validated either way."""
+        return self._complete([messages], temperature, max_tokens, None)[0]
 
     def ping(self) -> Completion:
         """A tiny request that proves the backend answers (raises LLMError if not)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable, Sequence
 
-from core.llm.base import LLM, Completion, Message
+from core.llm.base import LLM, Completion, Message, cut_at_stop
 
 
 class ScriptedLLM(LLM):
@@ -40,15 +40,20 @@ class ScriptedLLM(LLM):
             out.append(Completion(self._next(messages), self.name, 0.0))
         return out
 
-    def stream(self, messages, *, temperature=0.8, max_tokens=200, stop=None, cancel=None):
+    def _stream(self, messages, *, temperature=0.8, max_tokens=200, stop=None, cancel=None):
         """Word by word, so callers' streaming paths run in tests."""
         import re
 
-        text = self.chat(messages, temperature=temperature, max_tokens=max_tokens, stop=stop).text
+        self._count(1)
+        text = cut_at_stop(self._complete([messages], temperature, max_tokens, stop)[0].text, stop).strip()
         for piece in re.findall(r"\S+\s*", text) or [text]:
             if cancel is not None and cancel.is_set():
                 return
             yield piece
+
+    def count_tokens(self, text: str) -> int:
+        """Words: deterministic counts for tests of the cost meters."""
+        return len(text.split())
 
     def _score(self, messages, candidates) -> list[float]:
         self.requests.append(messages)

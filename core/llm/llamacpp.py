@@ -113,6 +113,12 @@ class LlamaCppLLM(LLM):
         rendered = self._http("/apply-template", {"messages": [{"role": m.role, "content": m.content} for m in messages]})
         return self.tokenize(rendered["prompt"], special=True)
 
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text)) if text else 0
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        return len(self.prompt_ids(messages))
+
     def pending(self) -> int:
         """Requests being served or waiting now (all users): the Chat page shows a queue from it."""
         return self._active
@@ -190,11 +196,11 @@ class LlamaCppLLM(LLM):
         futures = [self._pool.submit(self._complete_one, m, temperature, max_tokens, stop) for m in batch]
         return [f.result() for f in futures]
 
-    def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> str:
+    def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> Completion:
         fmt = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
-        return self._complete_one(messages, temperature, max_tokens, None, {"response_format": fmt}).text
+        return self._complete_one(messages, temperature, max_tokens, None, {"response_format": fmt})
 
-    def stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None,
+    def _stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None,
                cancel: threading.Event | None = None) -> Iterator[str]:
         """Yield the reply's text pieces as they are generated. Setting `cancel` (or closing the
         generator) stops the generation at the next token."""

@@ -119,6 +119,12 @@ class LocalLLM(LLM):
         text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in chat) + "<|im_start|>assistant\n"
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else 0
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        return len(self._prompt_ids(messages))
+
     def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
         torch = self._torch
         t0 = time.perf_counter()

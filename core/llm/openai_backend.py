@@ -99,7 +99,7 @@ class OpenAICompatibleLLM(LLM):
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         )
 
-    def stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None, cancel=None):
+    def _stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None, cancel=None):
         """Server-sent chunks of the reply; `cancel` (or closing the generator) closes the stream."""
         from core.llm.base import as_messages
 

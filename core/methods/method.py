@@ -7,10 +7,11 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Iterator
 
 from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
+from core.llm import cost
 from core.llm.base import LLM, Message
 from core.resources import Embedder
 
@@ -42,7 +43,8 @@ class Toolkit:
 
 
 class Stopwatch:
-    """Accumulates seconds per named stage: `with watch("retrieve"): ...`."""
+    """Accumulates seconds per named stage: `with watch("retrieve"): ...`. LLM calls in the block
+    count under the same stage name in the cost meters (`core.llm.cost`)."""
 
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
@@ -51,7 +53,8 @@ class Stopwatch:
     def __call__(self, stage: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
-            yield
+            with cost.stage(stage):
+                yield
         finally:
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t0
 
@@ -101,15 +104,22 @@ class Method(ABC):
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         """Answer `query`, the next user message after `dialogue`."""
 
-    def respond_streaming(self, dialogue: Dialogue, query: str, stream: "ReplyStream") -> Reply:
+    def respond_streaming(self, dialogue: Dialogue, query: str, stream: "ReplyStream | None") -> Reply:
         """`respond`, with the final answer's text handed to `stream.sink` piece by piece as the
         LLM writes it (methods whose answer comes from `_generate`; others hand over nothing and
-        the caller shows the finished reply). `stream.cancel` stops the generation early."""
+        the caller shows the finished reply). `stream.cancel` stops the generation early. The
+        reply carries its cost: LLM calls and tokens per stage (`core.llm.cost`)."""
         self._stream = stream
         try:
-            return self.respond(dialogue, query)
+            with cost.measure() as meter:
+                reply = self.respond(dialogue, query)
         finally:
             self._stream = None
+        return replace(reply, cost=meter.as_dict())
+
+    def respond_counted(self, dialogue: Dialogue, query: str) -> Reply:
+        """`respond`, with the reply's cost filled in (benchmarks, scripts)."""
+        return self.respond_streaming(dialogue, query, None)
 
     # -- shared helpers ------------------------------------------------------------------------
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:

@@ -179,6 +179,8 @@ def llm_conflicts_prompted(llm: LLM, old: Graph, fragment: Graph, temperature: f
     """The paper's conflict-resolution prompt; returned triples are validated (must be in G_{t-1}).
     Raises LLMOutputError when the reply has no parsable Turtle block."""
     origin = neighbourhood(old, fragment)
+    if not any(is_fact(t) for t in fragment) or not any(is_fact(t) for t in origin):
+        return []  # no new fact, or no old fact about the new one's nodes: nothing the model could prune
     prompt = render_prompt("dsmart_conflicts", origin_rdf=turtle(origin), new_rdf=turtle(fragment))
     text = llm.chat([Message("user", prompt)], temperature=temperature, max_tokens=600).text
     blocks = _TURTLE_BLOCK.findall(text)
@@ -195,23 +197,38 @@ def llm_conflicts_prompted(llm: LLM, old: Graph, fragment: Graph, temperature: f
     return [Conflict(t, "the LLM judged it contradicted by the new fragment", "llm") for t in returned if t in old]
 
 
-def llm_conflicts_scored(llm: LLM, old: Graph, fragment: Graph) -> list[Conflict]:
+def llm_conflicts_scored(llm: LLM, old: Graph, fragment: Graph, known: Iterable[Triple] = ()) -> list[Conflict]:
     """Weak models: for each old fact sharing subject and (non-functional) predicate with a new fact,
-    score 'yes'/'no' to 'does the new fact replace the old one?'."""
-    out = []
+    score 'yes'/'no' to 'can both facts be true at the same time?'.
+
+    Only questions whose answer can change the result are asked: none about an old fact already
+    pruned (`known`, stage (a)), none twice, and once an old fact is judged replaced its other pairs
+    are not asked. Each pass asks the next pair of every old fact still standing, as one batch."""
+    known = set(known)
+    pending: dict[Triple, list[str]] = {}  # old fact -> its questions, in order
     for s, p, o in fragment:
         if p in FUNCTIONAL or not is_fact((s, p, o)) or p == RDF.type:
             continue
         for stale in old.objects(s, p):
-            if stale == o or (s, p, stale) in fragment:
+            triple = (s, p, stale)
+            if stale == o or triple in fragment or triple in known:
                 continue
-            question = (f"Old fact: {describe(old, (s, p, stale))}.\nNew fact: {describe(fragment, (s, p, o))}.\n"
+            question = (f"Old fact: {describe(old, triple)}.\nNew fact: {describe(fragment, (s, p, o))}.\n"
                         "Can both facts be true at the same time? Answer yes or no.")
-            try:
-                index, _ = llm.choose([Message("user", question)], ["yes", "no"])
-            except ScoringUnsupported:
-                return out
-            if index == 1:
-                out.append(Conflict((s, p, stale), "the LLM scored the two facts as incompatible", "llm"))
+            if question not in pending.setdefault(triple, []):
+                pending[triple].append(question)
+    out = []
+    while pending:
+        # sorted: requests that follow each other share their longest prefix (the backend's prompt cache)
+        batch = sorted(((triple, questions.pop(0)) for triple, questions in pending.items()), key=lambda b: b[1])
+        try:
+            scores = llm.score_batch([([Message("user", q)], ["yes", "no"]) for _, q in batch])
+        except ScoringUnsupported:
+            return out
+        for (triple, _), (yes, no) in zip(batch, scores):
+            if no / len("no") > yes / len("yes"):  # as `LLM.choose`: mean log-likelihood per character
+                out.append(Conflict(triple, "the LLM scored the two facts as incompatible", "llm"))
+                del pending[triple]
+            elif not pending[triple]:
+                del pending[triple]
     return out
-

@@ -14,6 +14,7 @@ from rdflib import Graph
 
 from core.config import GenerationSettings
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode
+from core.llm.cost import totals
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.method import DsmMemoryMixin
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
@@ -119,6 +120,7 @@ class DsmartMethod(TreeResponder, DsmMemoryMixin, Method):
         note = {"memory_rounds": len(history)}
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
+            note["memory_maintenance_cost"] = totals(history[-1].cost)
         return self.tree_reply(dialogue, query, self.memory.graph, note)
 
 

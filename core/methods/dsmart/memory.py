@@ -14,15 +14,17 @@ so `.graph` is always a whole, finished snapshot (a reply never reads a half-mer
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rdflib import Dataset, Graph, Literal, URIRef
 
+from core.llm import cost
 from core.llm.base import LLM, LLMError, LLMOutputError
 from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
@@ -59,6 +61,7 @@ class TurnRecord:
     errors: tuple[str, ...] = ()  # owlrl messages left after the merge
     notes: tuple[str, ...] = ()  # fall-backs taken (malformed LLM output ...)
     source: str = "dialogue"  # dialogue | import
+    cost: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> LLM calls and tokens
 
     @property
     def facts_added(self) -> list[Triple]:
@@ -114,15 +117,18 @@ class DynamicStructuredMemory:
         """Algorithm: statement, extraction, conflict detection, prune, merge, verify (synchronous)."""
         with self._lock:
             index = len(self._records) if turn_index is None else turn_index
-            record, consistent = self._maintain(question, answer, index)
-            self._publish(record, known_consistent=consistent)
-            return record
+            with cost.measure() as meter:
+                record, consistent = self._maintain(question, answer, index)
+            record = replace(record, cost=meter.as_dict())
+            return self._publish(record, known_consistent=consistent)
 
     def submit_round(self, question: str, answer: str, turn_index: int | None = None) -> Future:
-        """`observe_round` in the background worker (rounds stay in order)."""
+        """`observe_round` in the background worker (rounds stay in order). It runs in a copy of
+        the caller's context, so the caller's cost meters count its LLM calls."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsm")
-        future = self._executor.submit(self.observe_round, question, answer, turn_index)
+        context = contextvars.copy_context()
+        future = self._executor.submit(context.run, self.observe_round, question, answer, turn_index)
         self._pending.append(future)
         return future
 
@@ -139,10 +145,12 @@ class DynamicStructuredMemory:
         notes: list[str] = []
         old = self._graph
         t0 = time.perf_counter()
-        statement, utterances = self._statement(question, answer, notes)
+        with cost.stage("statement"):
+            statement, utterances = self._statement(question, answer, notes)
         timings["statement"] = time.perf_counter() - t0
         t1 = time.perf_counter()
-        fragment = self._extract(utterances, notes)
+        with cost.stage("extract"):
+            fragment = self._extract(utterances, notes)
         timings["extract"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
@@ -157,14 +165,15 @@ class DynamicStructuredMemory:
             consistent = not errors
         timings["detect_symbolic"] = time.perf_counter() - t2
         t3 = time.perf_counter()
-        found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
+        with cost.stage("detect_llm"):
+            found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
         timings["detect_llm"] = time.perf_counter() - t3
         pruned = _dedupe(found)
         record = TurnRecord(index, question, answer, statement, tuple(sorted(fragment)), pruned, timings,
                             notes=tuple(notes))
         return record, consistent
 
-    def _publish(self, record: TurnRecord, known_consistent: bool = False) -> None:
+    def _publish(self, record: TurnRecord, known_consistent: bool = False) -> TurnRecord:
         """Merge and swap in G_t. `known_consistent`: the detection closure ran on the touched part
         of G_t plus the triples pruned later, and found no error; OWL-RL inconsistency is monotone
         (removing triples cannot create one), so the check would find none either and is skipped."""
@@ -184,10 +193,10 @@ class DynamicStructuredMemory:
             consistent = not errors
             record.timings["verify"] = time.perf_counter() - t5
         record.timings["maintenance"] = sum(v for k, v in record.timings.items() if k not in SUB_STAGES)
-        final = TurnRecord(record.turn_index, record.question, record.answer, record.statement, record.added,
-                           record.pruned, record.timings, consistent, errors, record.notes, record.source)
+        final = replace(record, consistent=consistent, errors=errors)
         self._records.append(final)
         self._graph = merged  # one assignment: readers see the old or the new graph, whole
+        return final
 
     def _statement(self, question: str, answer: str, notes: list[str]) -> tuple[str, list[Utterance]]:
         return StatementMaker(self.llm, self.strong, self.config).make(question, answer, notes)
@@ -216,7 +225,7 @@ class DynamicStructuredMemory:
             if self.strong:
                 found = cf.llm_conflicts_prompted(self.llm, old, fragment, self.config.temperature)
             else:
-                found = cf.llm_conflicts_scored(self.llm, old, fragment)
+                found = cf.llm_conflicts_scored(self.llm, old, fragment, known)
         except (LLMOutputError, LLMError) as err:
             notes.append(f"LLM conflict detection failed ({err}); kept the symbolic result")
             return []
@@ -333,7 +342,7 @@ def record_to_dict(r: TurnRecord) -> dict:
         "added": [_nt(t) for t in r.added],
         "pruned": [{"triple": _nt(p.triple), "reason": p.reason, "rule": p.rule} for p in r.pruned],
         "timings": r.timings, "consistent": r.consistent, "errors": list(r.errors), "notes": list(r.notes),
-        "source": r.source,
+        "source": r.source, "cost": r.cost,
     }
 
 
@@ -342,4 +351,5 @@ def record_from_dict(d: dict) -> TurnRecord:
     return TurnRecord(
         d["turn_index"], d["question"], d["answer"], d["statement"], tuple(sorted(_parse_nt(d["added"]))),
         pruned, dict(d["timings"]), d["consistent"], tuple(d["errors"]), tuple(d["notes"]), d.get("source", "dialogue"),
+        {k: dict(v) for k, v in d.get("cost", {}).items()},
     )

@@ -27,6 +27,7 @@ from typing import Iterator
 import numpy as np
 
 from core.config import GenerationSettings
+from core.llm import cost
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
@@ -58,7 +59,8 @@ class TreeModel:
     def timed(self, stage: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
-            yield
+            with cost.stage(stage):
+                yield
         finally:
             self.add_time(stage, time.perf_counter() - t0)
 

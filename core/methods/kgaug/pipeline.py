@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from core.dialogue import Evidence
+from core.llm import cost
 from core.methods.kgaug.candidates import Candidate, CandidateSettings, gather
 from core.methods.kgaug.graph import KnowledgeGraph
 from core.methods.kgaug.linking import EntityLinker, LinkedEntity, LinkerSettings, entity_kinds
@@ -118,7 +119,8 @@ class KGPipeline:
         if self.rewriter is not None:
             t0 = time.perf_counter()
             if isinstance(self.rewriter, LLMRewriter):
-                rewrite = self.rewriter.rewrite(context, query)
+                with cost.stage("rewrite"):
+                    rewrite = self.rewriter.rewrite(context, query)
             else:
                 rewrite = self.rewriter.rewrite([text for _, text in context], query)
             used = rewrite.query

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.dialogue import Dialogue, Evidence, Turn
+from core.llm import cost
 from core.llm.base import LLM, LLMOutputError, Message
 from core.llm.prompts import load_prompt, render_prompt
 from core.methods.sgmem.config import MEMORY_KINDS, MemoryGenerationSettings
@@ -109,19 +110,22 @@ class MemoryGenerator:
     def _summarise(self, dialogue_text: str):
         prompt = render_prompt("sgmem_summary", dialogue=dialogue_text)
         s = self.settings
-        return self.llm.chat([Message("user", prompt)], temperature=s.temperature, max_tokens=s.max_tokens).text
+        with cost.stage("summary"):
+            return self.llm.chat([Message("user", prompt)], temperature=s.temperature, max_tokens=s.max_tokens).text
 
     def _extract_facts(self, messages_text: str):
         prompt = render_prompt("sgmem_fact", messages=messages_text)
         try:
-            return [str(f) for f in self.llm.json([Message("user", prompt)], FACTS_SCHEMA, max_tokens=self.settings.max_tokens)]
+            with cost.stage("facts"):
+                return [str(f) for f in self.llm.json([Message("user", prompt)], FACTS_SCHEMA, max_tokens=self.settings.max_tokens)]
         except LLMOutputError:
             return None
 
     def _reflect(self, records: str):
         prompt = render_prompt("sgmem_insight", memories=records)
         try:
-            return self.llm.json([Message("user", prompt)], INSIGHTS_SCHEMA, max_tokens=self.settings.max_tokens)
+            with cost.stage("insights"):
+                return self.llm.json([Message("user", prompt)], INSIGHTS_SCHEMA, max_tokens=self.settings.max_tokens)
         except LLMOutputError:
             return None
 
