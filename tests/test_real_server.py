@@ -10,7 +10,7 @@ import pytest
 from core.config import LLMSettings
 from core.llm import LLMError, LLMOutputError, ScoringUnsupported, make_llm
 from core.llm.scoring_routes import LLAMACPP, NONE, scoring_note
-from tests.llama_server import MODEL_NAME, SubprocessServer
+from tests.llama_server import MODEL_NAME, REPO, SubprocessServer
 from tests.llm_stub import LLMStub
 
 
@@ -143,3 +143,27 @@ def test_an_ok_stub_offers_no_scoring_route():
         asked = len(stub.requests)
         assert llm.scoring_route == NONE and len(stub.requests) == asked  # not asked again
         assert "reasoning tree falls back" in scoring_note(llm)
+
+
+# -- the Home page says which route is active --------------------------------------------------------
+def _home_after_check(app_env, llm_settings):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=300)
+    at.session_state["llm_settings"] = llm_settings
+    at.run()
+    at.button[0].click().run()  # "Check that the backend answers"
+    assert not at.exception and at.success, [e.value for e in at.error]
+    return [c.value for c in at.caption]
+
+
+def test_home_page_names_the_llamacpp_scoring_route(app_env, llama_server):
+    captions = _home_after_check(app_env, settings(llama_server))
+    assert any("llama.cpp's native /completion with n_probs" in c for c in captions)
+    assert not any(llama_server.key in c for c in captions)
+
+
+def test_home_page_says_what_no_scoring_means(app_env):
+    with LLMStub() as stub:
+        captions = _home_after_check(app_env, LLMSettings(backend="openai", model="m", base_url=stub.url, timeout_s=5, max_retries=0))
+    assert any(c.startswith("no scoring") and "reasoning tree falls back" in c for c in captions)
