@@ -167,3 +167,48 @@ def test_home_page_says_what_no_scoring_means(app_env):
     with LLMStub() as stub:
         captions = _home_after_check(app_env, LLMSettings(backend="openai", model="m", base_url=stub.url, timeout_s=5, max_retries=0))
     assert any(c.startswith("no scoring") and "reasoning tree falls back" in c for c in captions)
+
+
+# -- the command line: figures or one clear line, never a traceback -----------------------------------
+def _cli(args, key=""):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_LLM", "OPENAI_"))}
+    env["WORKBENCH_LLM_API_KEY"] = key
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_info_ping_against_the_real_server_names_the_scoring_route(llama_server):
+    out = _cli(["info", "--ping", "--backend", "openai", "--model", MODEL_NAME, "--base-url", llama_server.url], key=llama_server.key)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "answers in" in out.stdout and "scoring: llama.cpp's native /completion with n_probs" in out.stdout
+    assert llama_server.key not in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("mode", ["ok", "500", "bad-json", "401"])
+def test_info_ping_speed_against_a_stub_prints_figures_or_one_line(mode):
+    with LLMStub(hang_s=5) as stub:
+        stub.mode = mode
+        out = _cli(["info", "--ping", "--speed", "--backend", "openai", "--model", "m", "--base-url", stub.url], key="sk-cli-secret-key")
+    assert "Traceback" not in out.stderr and "sk-cli-secret-key" not in out.stdout + out.stderr
+    if mode == "ok":
+        assert out.returncode == 0 and "decode:" in out.stdout
+        assert "no scoring: the server returns no log-probabilities, so the reasoning tree falls back" in out.stdout
+    else:
+        assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1 and "not answering" in out.stderr
+
+
+@pytest.mark.parametrize("error", [LLMError("the endpoint failed"), ScoringUnsupported("no log-probabilities"),
+                                   LLMOutputError("model output failed the schema")])
+def test_every_llm_error_type_ends_in_one_line_and_exit_2_at_the_cli_edge(error, monkeypatch, capsys):
+    from core import cli
+
+    def fail(args):
+        raise error
+
+    monkeypatch.setattr(cli, "_run_models", fail)  # any command: the edge is main()
+    assert cli.main(["models"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"the LLM failed: {type(error).__name__}: {error}"
