@@ -171,10 +171,10 @@ def _measure_speed(settings: LLMSettings) -> int:
     if llm.supports_scoring:  # prompt processing, what likelihood scoring costs (cache cleared: a cold prompt)
         long_prompt = " ".join(f"Fact {i}: the user mentioned item number {i} in passing." for i in range(40))
         seconds = []
-        for _ in range(3):
+        for run in range(3):
             llm.clear_prompt_cache()
             t1 = time.perf_counter()
-            llm.score(long_prompt, [f"{k / 10:.1f}" for k in range(11)])
+            llm.score(f"Run {run}. {long_prompt}", [f"{k / 10:.1f}" for k in range(11)])  # new to a server's cache too
             seconds.append(time.perf_counter() - t1)
         llm.clear_prompt_cache()
         tokens = (len(llm.tokenizer(long_prompt)["input_ids"]) if hasattr(llm, "tokenizer")

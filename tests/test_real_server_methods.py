@@ -34,7 +34,8 @@ def _config(name: str, tmp_path):
         from tests.mcts_helpers import write_kb
 
         return MCTSConfig(kb=KBSettings(path=str(write_kb(tmp_path)), concepts_per_group=4, cache_dir=str(tmp_path / "c")),
-                          reasoner=ReasonerSettings(cache=False))
+                          # two relations, short tails: the reasoner still generates and scores over HTTP
+                          reasoner=ReasonerSettings(relations=ReasonerSettings().relations[:2], max_tokens=6, cache=False))
     if name.startswith("kgaug"):
         from core.methods.kgaug.config import KGAugConfig
 

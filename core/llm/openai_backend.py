@@ -200,12 +200,6 @@ class OpenAICompatibleLLM(LLM):
             raise RouteMissing(f"{path}: not a JSON object")
         return out
 
-    def clear_prompt_cache(self) -> None:
-        """On llama.cpp's route, the server's slots forget their cached prompts (the speed check
-        times a cold prompt); other servers keep theirs."""
-        if self._route == LLAMACPP and self._native is not None:
-            self._native.clear_cache()
-
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
         route = self.scoring_route
         if route == LLAMACPP:

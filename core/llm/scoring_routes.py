@@ -94,16 +94,6 @@ class LlamaCppHttp:
             self._eos = self.tokenize(str(eos), special=True)[-1]
         return self._eos
 
-    def clear_cache(self) -> None:
-        """Erase every slot's cached prompt (/slots/N?action=erase), so the next scoring request
-        runs cold; a server that does not allow it keeps its cache."""
-        try:
-            slots = int(self._call("/props", None).get("total_slots") or 0)
-            for slot in range(slots):
-                self._call(f"/slots/{slot}?action=erase", {})
-        except (RouteMissing, ValueError, TypeError):
-            pass
-
     def score(self, messages: list[Message], candidates: Sequence[str], n_probs: int = 40) -> list[float]:
         try:
             conts = candidate_tokens(candidates, self.tokenize, self.end_token)
