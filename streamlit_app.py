@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.config import BACKENDS
 from core.llm import LLMError
+from core.llm.scoring_routes import scoring_note
 from core.methods import METHODS, method_class
 from ui import owner, safe, state, warmup
 
@@ -42,8 +43,10 @@ if settings.backend in ("local", "transformers"):
 if st.button("Check that the backend answers"):
     with st.spinner("Asking the model…"):
         try:
-            reply = state.current_llm().ping()
+            llm = state.current_llm()
+            reply = llm.ping()
             st.success(f"Answered in {reply.seconds:.2f} s: {safe.literal(repr(reply.text))}")
+            st.caption(scoring_note(llm))  # our own text: which scoring route, and what it means for the methods
         except LLMError as err:
             st.error(f"The backend does not answer: {safe.literal(str(err))}")
 

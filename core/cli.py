@@ -120,12 +120,23 @@ def _run_info(args) -> int:
             toolkit = make_toolkit(settings, with_embedder=False)
             reply = toolkit.llm.ping()
             print(f"answers in {reply.seconds:.2f} s: {reply.text!r}")
+            print(_scoring_line(toolkit.llm))
         if args.speed:
             return _measure_speed(settings)
     except (LLMError, paths.MissingResource) as err:
         print(f"not answering: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def _scoring_line(llm) -> str:
+    from core.llm import LLMError
+    from core.llm.scoring_routes import scoring_note
+
+    try:
+        return scoring_note(llm)
+    except LLMError as err:
+        return f"scoring: not known ({err})"
 
 
 def _measure_speed(settings: LLMSettings) -> int:
@@ -156,18 +167,20 @@ def _measure_speed(settings: LLMSettings) -> int:
     batch = llm.chat_batch([prompt] * 4, temperature=0.0, max_tokens=64)
     batch_rate = sum(c.completion_tokens for c in batch) / batch[0].seconds
     print(f"decode: {sorted(rates)[1]:.1f} tokens/s (median of 3, 128 new tokens, greedy); batch of 4: {batch_rate:.1f} tokens/s")
+    print(_scoring_line(llm))
     if llm.supports_scoring:  # prompt processing, what likelihood scoring costs (cache cleared: a cold prompt)
         long_prompt = " ".join(f"Fact {i}: the user mentioned item number {i} in passing." for i in range(40))
         seconds = []
-        for _ in range(3):
+        for run in range(3):
             llm.clear_prompt_cache()
             t1 = time.perf_counter()
-            llm.score(long_prompt, [f"{k / 10:.1f}" for k in range(11)])
+            llm.score(f"Run {run}. {long_prompt}", [f"{k / 10:.1f}" for k in range(11)])  # new to a server's cache too
             seconds.append(time.perf_counter() - t1)
         llm.clear_prompt_cache()
         tokens = (len(llm.tokenizer(long_prompt)["input_ids"]) if hasattr(llm, "tokenizer")
                   else len(llm.tokenize(long_prompt)) if hasattr(llm, "tokenize") else 0)
-        print(f"scoring: {sorted(seconds)[1]:.3f} s for a {tokens}-token prompt and 11 candidates (median of 3)")
+        size = f"{tokens}-token" if tokens else f"{len(long_prompt)}-character"
+        print(f"scoring: {sorted(seconds)[1]:.3f} s for a {size} prompt and 11 candidates (median of 3)")
     return 0
 
 
@@ -460,5 +473,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.llm import LLMError, LLMOutputError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (LLMError, LLMOutputError) as err:  # every LLM failure ends in one line, never a traceback
+        print(f"the LLM failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2

@@ -140,3 +140,19 @@ def page(browser):
     pg = context.new_page()
     yield pg
     context.close()
+
+
+# -- a real OpenAI-compatible server ----------------------------------------------------------------
+@pytest.fixture(scope="session")
+def llama_server():
+    """A real llama.cpp HTTP server (xllamacpp, in-process) on a free loopback port: the 135M
+    SmolLM2 GGUF, 2 slots, an API key. Stopped at the end of the session by dropping its handle."""
+    import secrets
+
+    pytest.importorskip("xllamacpp")
+    from tests.llama_server import start_server
+
+    server = start_server(key="sk-" + secrets.token_hex(4), slots=2)
+    yield server
+    handle, server.handle = server.handle, None
+    del handle  # the server stops when its object is freed

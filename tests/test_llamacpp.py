@@ -8,7 +8,8 @@ import threading
 import pytest
 
 from core.llm.base import LLMError, Message
-from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions, _trie_prefixes, clean_text
+from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions, clean_text
+from core.llm.trie_scoring import trie_prefixes as _trie_prefixes
 
 
 def test_trie_prefixes_are_distinct_and_depth_first():

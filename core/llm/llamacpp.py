@@ -9,11 +9,10 @@ together instead of one waiting for the other. What the protocol needs maps onto
 - JSON: `response_format` with the JSON schema, which llama.cpp turns into a grammar, so the
   output parses by construction; we still validate it (base class).
 - scoring fixed candidates: llama.cpp has no prompt log-probabilities (no `echo`), so we walk the
-  candidates' token trie. For every distinct prefix one completion request of one token returns
-  the top-`n_probs` log-probabilities at that position (pre-sampling, i.e. the raw model
-  distribution); a candidate token outside that list is read exactly by forcing it with a
-  logit bias (the reported log-probability is still the raw one). Requests that extend the last
-  one reuse the slot's KV cache, so each costs about one token of compute.
+  candidates' token trie (core.llm.trie_scoring, shared with the HTTP backend): one one-token
+  request per distinct prefix returns the top-`n_probs` raw log-probabilities there; a token
+  outside them is forced by a logit bias. Requests that extend the last one reuse the slot's KV
+  cache, so each costs about one token of compute.
 
 The server also listens on a loopback port (its HTTP API); we use it for the chat template and the
 tokenizer, and lock it with a random API key so no other local process can use the model.
@@ -33,8 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from core.llm.base import LLM, Completion, LLMError, LLMOutputError, Message
+from core.llm.base import LLM, Completion, LLMError, Message
 from core.llm.gguf_models import resolve_gguf
+from core.llm.trie_scoring import candidate_tokens, score_by_trie
 
 HARD_MAX_TOKENS = 4096  # no request generates more, whatever a caller asks: a model that never stops is bounded
 
@@ -246,23 +246,8 @@ class LlamaCppLLM(LLM):
 
     # -- scoring -------------------------------------------------------------------------------
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
-        prompt = self.prompt_ids(messages)
-        conts = [self.tokenize(c) or [self._end_token()] for c in candidates]
-        dists: dict[tuple[int, ...], dict[int, float]] = {}
-        for prefix in _trie_prefixes(conts):  # depth-first: each request extends the last one
-            dists[prefix] = self._next_token_logprobs(prompt + list(prefix))
-        scores = []
-        for cont in conts:
-            total = 0.0
-            for j, token in enumerate(cont):
-                prefix = tuple(cont[:j])
-                lp = dists[prefix].get(token)
-                if lp is None:
-                    lp = self._forced_logprob(prompt + list(prefix), token)
-                    dists[prefix][token] = lp
-                total += lp
-            scores.append(total)
-        return scores
+        conts = candidate_tokens(candidates, self.tokenize, self._end_token)
+        return score_by_trie(self.prompt_ids(messages), conts, self._completion, self.options.n_probs)
 
     def _completion(self, prompt_ids: list[int], **params) -> dict:
         # Scoring keeps to one slot, so each request finds the previous one's prefix in its KV cache
@@ -271,18 +256,6 @@ class LlamaCppLLM(LLM):
                    "id_slot": self.options.slots - 1, **params}
         out = self._call(self.server.handle_completions, request)
         return out["choices"][0]["logprobs"]["content"][0]
-
-    def _next_token_logprobs(self, prompt_ids: list[int]) -> dict[int, float]:
-        first = self._completion(prompt_ids, n_probs=self.options.n_probs)
-        return {t["id"]: t["logprob"] for t in first["top_logprobs"]}
-
-    def _forced_logprob(self, prompt_ids: list[int], token: int) -> float:
-        """The raw log-probability of `token` next: sampling is forced onto it by a logit bias,
-        while the reported log-probability comes from the unbiased distribution."""
-        first = self._completion(prompt_ids, n_probs=1, logit_bias=[[token, 100.0]])
-        if first["id"] != token:
-            raise LLMOutputError(f"llama.cpp did not take the forced token {token}")
-        return first["logprob"]
 
     def _end_token(self) -> int:
         if not hasattr(self, "_eot"):
@@ -295,16 +268,3 @@ class LlamaCppLLM(LLM):
         self.server = None
         del server  # the server stops when its object is freed
 
-
-def _trie_prefixes(conts: list[list[int]]) -> list[tuple[int, ...]]:
-    """Every distinct proper prefix of the candidates (the empty one first), in depth-first order,
-    so consecutive scoring requests share the longest possible cached prefix."""
-    seen: set[tuple[int, ...]] = set()
-    order: list[tuple[int, ...]] = []
-    for cont in sorted(conts):
-        for j in range(len(cont)):
-            prefix = tuple(cont[:j])
-            if prefix not in seen:
-                seen.add(prefix)
-                order.append(prefix)
-    return order

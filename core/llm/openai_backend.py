@@ -1,18 +1,22 @@
 """Any OpenAI-compatible endpoint: OpenAI, vLLM, Ollama, llama.cpp server, LM Studio.
 
-Batches run as concurrent requests. Scoring uses the legacy completions endpoint with
-`echo=True, logprobs` (vLLM and llama.cpp serve it; OpenAI's chat models do not): when the
-endpoint refuses, scoring is marked unsupported and callers take their fall-back path.
+Batches run as concurrent requests. Scoring takes the best route the server offers, detected once
+(`scoring_route`, core.llm.scoring_routes): prompt log-probabilities from /v1/completions with
+`echo` + `logprobs` (vLLM), llama.cpp's native /completion with `n_probs` (token-trie scoring, as
+the embedded backend does), or none: then `score` raises ScoringUnsupported and callers take their
+fall-back path.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from core.config import LLMSettings
 from core.llm.base import LLM, Completion, LLMError, Message, ScoringUnsupported
+from core.llm.scoring_routes import ECHO, LLAMACPP, NONE, ROUTE_NOTES, LlamaCppHttp, RouteMissing
 
 
 def _flat_prompt(messages: list[Message]) -> str:
@@ -29,7 +33,9 @@ class OpenAICompatibleLLM(LLM):
             raise LLMError("an OpenAI-compatible backend needs a model name")
         self.settings = settings
         self.name = settings.model
-        self.supports_scoring = True  # until the endpoint says otherwise
+        self._route: str | None = None  # detected on first use
+        self._route_lock = threading.Lock()
+        self._native: LlamaCppHttp | None = None
         self._openai = openai
         self._client = openai.OpenAI(
             base_url=settings.base_url or None,
@@ -150,26 +156,80 @@ class OpenAICompatibleLLM(LLM):
         futures = [self._pool.submit(self._one, m, temperature, max_tokens, stop) for m in batch]
         return [f.result() for f in futures]
 
-    def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
-        if not self.supports_scoring:
-            raise ScoringUnsupported(f"{self._where()} does not return prompt log-probabilities")
-        prompt = _flat_prompt(messages) + " "
-        return list(self._pool.map(lambda c: self._score_one(prompt, c), candidates))
+    # -- scoring ----------------------------------------------------------------------------------
+    @property
+    def scoring_route(self) -> str:
+        """"echo", "llama.cpp" or "none" (core.llm.scoring_routes), asked of the server once; an
+        endpoint that does not answer raises LLMError and is asked again next time."""
+        with self._route_lock:
+            if self._route is None:
+                self._route = self._detect_route()
+            return self._route
 
-    def _score_one(self, prompt: str, candidate: str) -> float:
+    @property
+    def supports_scoring(self) -> bool:  # type: ignore[override]
+        return self.scoring_route != NONE
+
+    def _detect_route(self) -> str:
+        try:
+            self._echo_score(_flat_prompt([Message("user", "Say hello.")]), "Hello")
+            return ECHO
+        except ScoringUnsupported:
+            pass
+        native = LlamaCppHttp(self._native_call, self._where())
+        if self.settings.base_url and native.probe():
+            self._native = native
+            return LLAMACPP
+        return NONE
+
+    def _native_call(self, path: str, body: dict | None) -> dict:
+        """One request to the server's own API at its root (llama.cpp: /tokenize, /completion...),
+        with the client's key, timeout and retries; RouteMissing where the server has no such route."""
+        url = _server_root(self.settings.base_url) + path
+        o = self._openai
+        try:
+            out = (self._client.get(url, cast_to=object) if body is None
+                   else self._client.post(url, body=body, cast_to=object))
+        except o.APIStatusError as err:
+            if 400 <= err.status_code < 500 and err.status_code not in (401, 403, 408, 429):
+                raise RouteMissing(f"{path}: HTTP {err.status_code}") from err
+            raise self._wrap(err) from err
+        except (o.OpenAIError, ValueError) as err:
+            raise self._wrap(err) from err
+        if not isinstance(out, dict):
+            raise RouteMissing(f"{path}: not a JSON object")
+        return out
+
+    def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
+        route = self.scoring_route
+        if route == LLAMACPP:
+            return self._native.score(messages, candidates)
+        if route == NONE:
+            raise ScoringUnsupported(f"{self._where()} returns no log-probabilities: {ROUTE_NOTES[NONE]}")
+        prompt = _flat_prompt(messages)
+        return list(self._pool.map(lambda c: self._echo_score(prompt, c), candidates))
+
+    def _echo_score(self, prompt: str, candidate: str) -> float:
+        """Sum of the prompt log-probabilities of " candidate" after `prompt`, echoed back by the
+        server (one generated token is asked for and ignored: vLLM refuses max_tokens=0)."""
+        full = prompt + " " + candidate
         try:
             resp = self._client.completions.create(
-                model=self.settings.model, prompt=prompt + candidate, echo=True, logprobs=1, max_tokens=0
-            )
+                model=self.settings.model, prompt=full, echo=True, logprobs=1, max_tokens=1, temperature=0.0)
             lp = resp.choices[0].logprobs
             offsets, values = lp.text_offset, lp.token_logprobs
-        except (self._openai.BadRequestError, self._openai.NotFoundError, AttributeError, TypeError, IndexError) as err:
-            self.supports_scoring = False
-            raise ScoringUnsupported(f"{self._where()} cannot score continuations: {err}") from err
+        except (self._openai.BadRequestError, self._openai.NotFoundError, self._openai.UnprocessableEntityError,
+                AttributeError, TypeError, IndexError) as err:
+            raise ScoringUnsupported(f"{self._where()} has no prompt log-probabilities: {self._redact(str(err))[:200]}") from err
         except (self._openai.OpenAIError, ValueError) as err:
             raise self._wrap(err) from err
-        if not offsets or not values:
-            self.supports_scoring = False
+        if not offsets or not values or offsets[0] != 0:  # no log-probabilities, or not of the echoed prompt
             raise ScoringUnsupported(f"{self._where()} returned no prompt log-probabilities")
-        start = len(prompt)
-        return float(sum(v for o, v in zip(offsets, values) if o >= start and v is not None))
+        start, end = len(prompt), len(full)
+        return float(sum(v for o, v in zip(offsets, values) if start <= o < end and v is not None))
+
+
+def _server_root(base_url: str) -> str:
+    """http://host:port/v1 -> http://host:port (llama.cpp's native endpoints live at the root)."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
