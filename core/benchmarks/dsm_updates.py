@@ -18,7 +18,8 @@ skipped), the memory observes the question's sessions in date order, one mainten
 - update_accuracy (questions with a stale value): latest_kept and stale_removed.
 
 Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
-each stage. Options: --statements text|llm|auto, --llm-conflicts auto|on|off, --no-reasoner.
+each stage. Options: --statements text|llm|auto, --extractor auto|llm|spacy|union,
+--llm-conflicts auto|on|off, --no-reasoner.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 def add_arguments(parser) -> None:
     parser.add_argument("--statements", choices=["auto", "llm", "text"], default="text",
                         help="statement generation: the round's text (default, no LLM), the LLM prompt, or auto")
+    parser.add_argument("--extractor", choices=["auto", "llm", "spacy", "union"], default="auto",
+                        help="fragment extraction: spaCy rules (auto with a weak LLM), the LLM's JSON triples, or both")
     parser.add_argument("--llm-conflicts", choices=["auto", "on", "off"], default="off",
                         help="stage (b) LLM conflict detection (default off: symbolic only)")
     parser.add_argument("--no-reasoner", action="store_true", help="skip the owlrl closure checks")
@@ -220,13 +223,14 @@ def run(ctx: BenchContext) -> BenchResult:
 
     opts = ctx.options
     config = replace(DSMConfig(), statements=opts.get("statements", "text"), llm_conflicts=opts.get("llm_conflicts", "off"),
+                     extractor=opts.get("extractor", "auto"),
                      reasoner=not opts.get("no_reasoner", False), assistant_sentences=opts.get("assistant_sentences", 3),
                      background=False)
     threshold = opts.get("slot_threshold")
     if threshold is not None:
         config = replace(config, slot_threshold=None if threshold < 0 else threshold)
     embedder = load_embedder() if config.slot_threshold is not None else None
-    needs_llm = config.statements != "text" or config.llm_conflicts != "off"
+    needs_llm = config.statements != "text" or config.llm_conflicts != "off" or config.extractor in ("llm", "union")
     tools = ctx.make_tools() if needs_llm and ctx.make_tools is not None else None
     nlp = load_spacy()
     instances = [i for i in load_longmemeval(ctx.data) if i.question_type == "knowledge-update" and not i.abstention]
@@ -269,7 +273,8 @@ def run(ctx: BenchContext) -> BenchResult:
     if explanations:
         write_explanations(ctx.out, explanations)
         results["dsm"]["causes"] = dict(Counter(e["cause"] for e in explanations))
-    settings = {"statements": config.statements, "llm_conflicts": config.llm_conflicts, "reasoner": config.reasoner,
+    settings = {"statements": config.statements, "extractor": config.extractor, "llm_conflicts": config.llm_conflicts,
+                "reasoner": config.reasoner,
                 "slot_threshold": config.slot_threshold, "embedder": embedder.name if embedder is not None else "none",
                 "assistant_sentences": config.assistant_sentences, "llm": tools.llm.name if tools else "none",
                 "question_type": "knowledge-update (abstention questions skipped)", "unit": "round = user turn + reply"}
