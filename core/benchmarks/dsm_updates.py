@@ -16,6 +16,10 @@ skipped), the memory observes the question's sessions in date order, one mainten
 - stale_removed: the stale number is on no question fact any more; stale_pruned: a pruned triple in
   the history carried it (it was extracted, then removed as a conflict).
 - update_accuracy (questions with a stale value): latest_kept and stale_removed.
+- beside them: latest_kept_checkable, latest_kept over the questions whose answer is a current
+  value the check can find (not yes/no or a sentence, not a question about the value before the
+  update), and earlier_in_history: for the questions asking for the value before the update, it is
+  on a triple pruned in the history.
 
 Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
 each stage. Options: --statements text|llm|auto, --extractor auto|llm|spacy|union,
@@ -239,6 +243,8 @@ def run(ctx: BenchContext) -> BenchResult:
     stages: dict[str, list[float]] = {}
     explanations: list[dict] = []
     tallies = {"latest": 0, "with_stale": 0, "stale_removed": 0, "stale_pruned": 0, "updated": 0, "rounds": 0, "pruned": 0}
+    kinds: Counter = Counter()
+    kept_by_kind: Counter = Counter()
     for instance in _progress(instances, ctx):
         memory = DynamicStructuredMemory(tools.llm if tools else None, strong=bool(tools and tools.strong),
                                          config=config, nlp=nlp, embedder=embedder)
@@ -252,6 +258,8 @@ def run(ctx: BenchContext) -> BenchResult:
             item["cause"] = explanations[-1]["cause"]
         ctx.write_item(item)
         tallies["latest"] += item["latest_kept"]
+        kinds[item["answer_kind"]] += 1
+        kept_by_kind[item["answer_kind"]] += item["latest_kept"] if item["answer_kind"] != "earlier" else item["earlier_in_history"]
         tallies["rounds"] += item["rounds"]
         tallies["pruned"] += item["pruned_triples"]
         if item["stale"] is not None:
@@ -269,6 +277,13 @@ def run(ctx: BenchContext) -> BenchResult:
         "questions_with_stale": tallies["with_stale"],
         "rounds": tallies["rounds"],
         "pruned_per_round": tallies["pruned"] / max(1, tallies["rounds"]),
+        # beside the headline figures, never instead of them: latest_kept over the questions whose
+        # answer is a current value the check can find, and, for questions asking for the value
+        # before the update, whether that value is in the history of pruned triples
+        "latest_kept_checkable": kept_by_kind["latest"] / kinds["latest"] if kinds["latest"] else float("nan"),
+        "questions_checkable": kinds["latest"],
+        "earlier_in_history": kept_by_kind["earlier"] / kinds["earlier"] if kinds["earlier"] else float("nan"),
+        "questions_asking_earlier": kinds["earlier"],
     }}
     if explanations:
         write_explanations(ctx.out, explanations)
@@ -307,14 +322,35 @@ def evaluate(instance, memory, nlp) -> dict:
     removed = stale is not None and not number_on(triples, stale)
     pruned = stale is not None and pruned_number(memory, question, stale)
     maintenance = [r.timings.get("maintenance", 0.0) for r in memory.history]
+    kind = answer_kind(instance)
     return {
         "question_id": instance.question_id, "question": instance.question, "answer": instance.answer,
-        "latest": latest if latest is not None else instance.answer, "stale": stale,
+        "latest": latest if latest is not None else instance.answer, "stale": stale, "answer_kind": kind,
         "latest_kept": bool(kept), "stale_removed": bool(removed), "stale_pruned": bool(pruned),
+        "earlier_in_history": kind == "earlier" and in_history(memory, instance.answer),
         "rounds": len(memory.history), "facts": sum(1 for _ in memory.facts()),
         "pruned_triples": sum(len(r.pruned) for r in memory.history), "question_facts": len(triples),
         "maintenance_s_mean": sum(maintenance) / max(1, len(maintenance)),
     }
+
+
+def answer_kind(instance) -> str:
+    """What the gold answer is, read from the data alone: 'latest' (a value the check can look for
+    in the graph), 'earlier' (the question asks for the value before the update: a memory that
+    prunes it keeps it in its history, not in the graph) or 'unchecked' (yes/no, a sentence, a score
+    such as '5-2')."""
+    from core.benchmarks import dsm_explain
+
+    if not dsm_explain.checkable(instance.answer):
+        return "unchecked"
+    return "earlier" if dsm_explain.asks_earlier(instance) else "latest"
+
+
+def in_history(memory, answer: str) -> bool:
+    """A triple pruned in some turn carried the answer (number, clock time or all its words)."""
+    from core.benchmarks import dsm_explain
+
+    return any(dsm_explain.carries(memory.graph, p.triple[2], answer) for r in memory.history for p in r.pruned)
 
 
 def _progress(items, ctx: BenchContext):
