@@ -136,6 +136,20 @@ def test_llm_statement_is_used_and_bad_output_falls_back(nlp):
     assert any("used the round text" in n for n in record.notes)
 
 
+def test_union_extractor_merges_the_llm_triples_with_the_spacy_ones(nlp):
+    reply = json.dumps({"triples": [{"subject": "user", "subject_type": "person", "predicate": "likes",
+                                     "object": "mountains", "object_type": "thing"}]})
+    m = memory(nlp, llm=ScriptedLLM([reply]), statements="text", extractor="union", llm_conflicts="off")
+    m.observe_round("We moved to Denver and I now have 4 cats.", "")
+    assert (USER, DSM.likes, entity("mountains")) in m.graph  # from the LLM only
+    assert (USER, DSM.livesIn, entity("Denver")) in m.graph  # from spaCy
+    assert any(p == DSM.amount and o == Literal(4) for _, p, o in m.graph)  # from spaCy only
+    broken = memory(nlp, llm=ScriptedLLM(["no json here"] * 2), statements="text", extractor="union", llm_conflicts="off")
+    record = broken.observe_round("I now have 4 cats.", "")
+    assert any(p == DSM.amount and o == Literal(4) for _, p, o in broken.graph)
+    assert any("LLM extractor failed" in n for n in record.notes)
+
+
 def test_save_load_turtle_trig_jsonld_round_trips(nlp):
     m = memory(nlp)
     for q in ("My dog is Rex.", "I live in Paris.", "I was born on 5 May 1990.", "Actually my dog is called Max."):

@@ -86,6 +86,10 @@ def test_dsm_updates_benchmark_on_a_tiny_file(tmp_path):
             ("2023/05/03 (Wed) 10:00", [turn("user", "I moved to Berlin.", True), turn("assistant", "Exciting!")]),
         ]),
         _lme_item("q3_abs", "How many cats do I have?", "not enough information", []),
+        _lme_item("q4", "Where did I live before I moved?", "Paris", [  # asks for the value before the update
+            ("2023/05/01 (Mon) 10:00", [turn("user", "I live in Paris.", True), turn("assistant", "Lovely.")]),
+            ("2023/05/03 (Wed) 10:00", [turn("user", "I moved to Berlin.", True), turn("assistant", "Exciting!")]),
+        ]),
     ]
     path = tmp_path / "lme.json"
     path.write_text(json.dumps(data))
@@ -93,11 +97,14 @@ def test_dsm_updates_benchmark_on_a_tiny_file(tmp_path):
     summary = run_benchmark(ctx)
     summary, items = read_run(tmp_path / "out")
     dsm = summary["results"]["dsm"]
-    assert dsm["questions"] == 2 and dsm["questions_with_stale"] == 1  # the _abs question is skipped
-    assert dsm["update_accuracy"] == 1.0 and dsm["stale_pruned"] == 1.0 and dsm["latest_kept"] == 1.0
+    assert dsm["questions"] == 3 and dsm["questions_with_stale"] == 1  # the _abs question is skipped
+    assert dsm["update_accuracy"] == 1.0 and dsm["stale_pruned"] == 1.0 and dsm["latest_kept"] == 2 / 3
+    assert dsm["latest_kept_checkable"] == 1.0 and dsm["questions_checkable"] == 2
+    assert dsm["earlier_in_history"] == 1.0 and dsm["questions_asking_earlier"] == 1  # Paris: pruned, in the history
+    assert [i["answer_kind"] for i in items] == ["latest", "latest", "earlier"]
     assert items[0]["stale"] == 17 and items[0]["latest"] == 25
     assert items[1]["latest_kept"] is True and items[1]["stale"] is None
-    assert summary["timings"]["dsm"]["maintenance"]["n"] == 4
+    assert summary["timings"]["dsm"]["maintenance"]["n"] == 6
     assert set(summary["timings"]["dsm"]["maintenance"]) >= {"median_s", "p95_s"}
 
 

@@ -16,9 +16,14 @@ skipped), the memory observes the question's sessions in date order, one mainten
 - stale_removed: the stale number is on no question fact any more; stale_pruned: a pruned triple in
   the history carried it (it was extracted, then removed as a conflict).
 - update_accuracy (questions with a stale value): latest_kept and stale_removed.
+- beside them: latest_kept_checkable, latest_kept over the questions whose answer is a current
+  value the check can find (not yes/no or a sentence, not a question about the value before the
+  update), and earlier_in_history: for the questions asking for the value before the update, it is
+  on a triple pruned in the history.
 
 Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
-each stage. Options: --statements text|llm|auto, --llm-conflicts auto|on|off, --no-reasoner.
+each stage. Options: --statements text|llm|auto, --extractor auto|llm|spacy|union,
+--llm-conflicts auto|on|off, --no-reasoner.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 def add_arguments(parser) -> None:
     parser.add_argument("--statements", choices=["auto", "llm", "text"], default="text",
                         help="statement generation: the round's text (default, no LLM), the LLM prompt, or auto")
+    parser.add_argument("--extractor", choices=["auto", "llm", "spacy", "union"], default="auto",
+                        help="fragment extraction: spaCy rules (auto with a weak LLM), the LLM's JSON triples, or both")
     parser.add_argument("--llm-conflicts", choices=["auto", "on", "off"], default="off",
                         help="stage (b) LLM conflict detection (default off: symbolic only)")
     parser.add_argument("--no-reasoner", action="store_true", help="skip the owlrl closure checks")
@@ -220,13 +227,14 @@ def run(ctx: BenchContext) -> BenchResult:
 
     opts = ctx.options
     config = replace(DSMConfig(), statements=opts.get("statements", "text"), llm_conflicts=opts.get("llm_conflicts", "off"),
+                     extractor=opts.get("extractor", "auto"),
                      reasoner=not opts.get("no_reasoner", False), assistant_sentences=opts.get("assistant_sentences", 3),
                      background=False)
     threshold = opts.get("slot_threshold")
     if threshold is not None:
         config = replace(config, slot_threshold=None if threshold < 0 else threshold)
     embedder = load_embedder() if config.slot_threshold is not None else None
-    needs_llm = config.statements != "text" or config.llm_conflicts != "off"
+    needs_llm = config.statements != "text" or config.llm_conflicts != "off" or config.extractor in ("llm", "union")
     tools = ctx.make_tools() if needs_llm and ctx.make_tools is not None else None
     nlp = load_spacy()
     instances = [i for i in load_longmemeval(ctx.data) if i.question_type == "knowledge-update" and not i.abstention]
@@ -235,6 +243,8 @@ def run(ctx: BenchContext) -> BenchResult:
     stages: dict[str, list[float]] = {}
     explanations: list[dict] = []
     tallies = {"latest": 0, "with_stale": 0, "stale_removed": 0, "stale_pruned": 0, "updated": 0, "rounds": 0, "pruned": 0}
+    kinds: Counter = Counter()
+    kept_by_kind: Counter = Counter()
     for instance in _progress(instances, ctx):
         memory = DynamicStructuredMemory(tools.llm if tools else None, strong=bool(tools and tools.strong),
                                          config=config, nlp=nlp, embedder=embedder)
@@ -250,6 +260,8 @@ def run(ctx: BenchContext) -> BenchResult:
             item["cause"] = explanations[-1]["cause"]
         ctx.write_item(item)
         tallies["latest"] += item["latest_kept"]
+        kinds[item["answer_kind"]] += 1
+        kept_by_kind[item["answer_kind"]] += item["latest_kept"] if item["answer_kind"] != "earlier" else item["earlier_in_history"]
         tallies["rounds"] += item["rounds"]
         tallies["pruned"] += item["pruned_triples"]
         if item["stale"] is not None:
@@ -268,11 +280,19 @@ def run(ctx: BenchContext) -> BenchResult:
         "rounds": tallies["rounds"],
         "pruned_per_round": tallies["pruned"] / max(1, tallies["rounds"]),
         **per_round(ctx.cost.get("dsm", {}), tallies["rounds"]),
+        # beside the headline figures, never instead of them: latest_kept over the questions whose
+        # answer is a current value the check can find, and, for questions asking for the value
+        # before the update, whether that value is in the history of pruned triples
+        "latest_kept_checkable": kept_by_kind["latest"] / kinds["latest"] if kinds["latest"] else float("nan"),
+        "questions_checkable": kinds["latest"],
+        "earlier_in_history": kept_by_kind["earlier"] / kinds["earlier"] if kinds["earlier"] else float("nan"),
+        "questions_asking_earlier": kinds["earlier"],
     }}
     if explanations:
         write_explanations(ctx.out, explanations)
         results["dsm"]["causes"] = dict(Counter(e["cause"] for e in explanations))
-    settings = {"statements": config.statements, "llm_conflicts": config.llm_conflicts, "reasoner": config.reasoner,
+    settings = {"statements": config.statements, "extractor": config.extractor, "llm_conflicts": config.llm_conflicts,
+                "reasoner": config.reasoner,
                 "slot_threshold": config.slot_threshold, "embedder": embedder.name if embedder is not None else "none",
                 "assistant_sentences": config.assistant_sentences, "llm": tools.llm.name if tools else "none",
                 "question_type": "knowledge-update (abstention questions skipped)", "unit": "round = user turn + reply"}
@@ -312,14 +332,35 @@ def evaluate(instance, memory, nlp) -> dict:
     removed = stale is not None and not number_on(triples, stale)
     pruned = stale is not None and pruned_number(memory, question, stale)
     maintenance = [r.timings.get("maintenance", 0.0) for r in memory.history]
+    kind = answer_kind(instance)
     return {
         "question_id": instance.question_id, "question": instance.question, "answer": instance.answer,
-        "latest": latest if latest is not None else instance.answer, "stale": stale,
+        "latest": latest if latest is not None else instance.answer, "stale": stale, "answer_kind": kind,
         "latest_kept": bool(kept), "stale_removed": bool(removed), "stale_pruned": bool(pruned),
+        "earlier_in_history": kind == "earlier" and in_history(memory, instance.answer),
         "rounds": len(memory.history), "facts": sum(1 for _ in memory.facts()),
         "pruned_triples": sum(len(r.pruned) for r in memory.history), "question_facts": len(triples),
         "maintenance_s_mean": sum(maintenance) / max(1, len(maintenance)),
     }
+
+
+def answer_kind(instance) -> str:
+    """What the gold answer is, read from the data alone: 'latest' (a value the check can look for
+    in the graph), 'earlier' (the question asks for the value before the update: a memory that
+    prunes it keeps it in its history, not in the graph) or 'unchecked' (yes/no, a sentence, a score
+    such as '5-2')."""
+    from core.benchmarks import dsm_explain
+
+    if not dsm_explain.checkable(instance.answer):
+        return "unchecked"
+    return "earlier" if dsm_explain.asks_earlier(instance) else "latest"
+
+
+def in_history(memory, answer: str) -> bool:
+    """A triple pruned in some turn carried the answer (number, clock time or all its words)."""
+    from core.benchmarks import dsm_explain
+
+    return any(dsm_explain.carries(memory.graph, p.triple[2], answer) for r in memory.history for p in r.pruned)
 
 
 def _progress(items, ctx: BenchContext):

@@ -313,10 +313,21 @@ class Clauses:
         if tok.ent_type_ == "TIME":
             return not self.is_clock(tok)
         if tok.ent_type_ == "DATE":  # '3 months' is a duration; '5 May 1990' and 'the 1990s' are dates
-            return tok.head.lemma_.lower() in lx.TIME_UNITS
+            return tok.head.lemma_.lower() in lx.TIME_UNITS or self.bare_count(tok)
         if tok.ent_type_ in ("MONEY", "PERCENT"):
             return tok.dep_ == "nummod" and tok.head.pos_ == "NOUN" and tok.head.ent_type_ == tok.ent_type_
         return True
+
+    def bare_count(self, tok) -> bool:
+        """'my current follower count - I think I'm close to 1300 now': the tagger reads a lone
+        four-digit number as a year; after a 'count/total/number' noun, and not after a year's
+        preposition ('in 2020', 'since 1999'), it is the count's value."""
+        span = ent_span(tok)
+        if span is None or len(span) != 1 or not tok.like_num:
+            return False
+        if tok.dep_ == "pobj" and tok.head.lower_ in ("in", "since", "by", "until", "from", "of", "during", "before", "after"):
+            return False
+        return self.count_noun_before(tok)
 
     @staticmethod
     def is_clock(tok) -> bool:
@@ -399,20 +410,36 @@ class Clauses:
     def count(self, tok, noun, value, verb) -> None:
         owner = self.owner(verb)
         lemma = verb.lemma_.lower()
+        about_verb = verb
         if owner is None and lemma == "be":  # "that's six times now that I've worn them", "that's 15 baseballs"
             inner = self.first_person_clause(verb)
             if inner is not None:
                 owner = self.owner(inner)
                 lemma = inner.lemma_.lower() if noun.lemma_.lower() == "time" else "have"
+                about_verb = inner if noun.lemma_.lower() == "time" else verb
         if owner is None or lemma == "be":
             mine = self.possessor(noun)  # "... brings my total species count to 32", "here's my 17 postcards"
             if mine is not None:
                 owner, lemma = mine, ("have" if lemma == "be" else lemma)
         if owner is None or self.node(noun) == owner:
             return  # "27 species is a great achievement": nobody's count
-        about = next((o for o in verb.children if o.dep_ in ("dobj", "attr") and o.pos_ in ("NOUN", "PROPN")
+        about = next((self.same_verb_object(o) if o.pos_ == "PRON" else o for o in about_verb.children
+                      if o.dep_ in ("dobj", "attr") and o.pos_ in ("NOUN", "PROPN", "PRON")
                       and o.i != noun.i and o.i not in self.used), None)
         self.quantity(owner, lemma, noun, value, about)
+
+    @staticmethod
+    def same_verb_object(pron):
+        """'I just wore my new black Converse ..., so that's six times now that I've worn them': a
+        third-person object pronoun stands for the object of the same verb earlier in the utterance
+        (no general coreference: only this repeated-verb pattern). None otherwise."""
+        if pron.lower_ not in ("it", "them"):
+            return None
+        verb = pron.head
+        for t in reversed(list(pron.doc[: verb.i])):
+            if t.dep_ == "dobj" and t.pos_ in ("NOUN", "PROPN") and t.head.lemma_ == verb.lemma_ and t.head.i != verb.i:
+                return t
+        return None
 
     def duration(self, tok, unit, value, verb) -> None:
         """'living in Harajuku for 3 months', "it's been 3 weeks" -> a Quantity with a unit, on the

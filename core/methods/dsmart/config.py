@@ -16,18 +16,20 @@ class DSMConfig:
     round's own sentences to the extractor (the user's turn, the first `assistant_sentences` of the
     reply); "auto" uses the LLM when it is strong, else the text (a 135M model drops facts and
     costs 1-3 s a call). extractor: "llm" (JSON triples, strong models), "spacy" (local parses),
-    "auto". llm_conflicts: stage (b) of conflict detection; "auto" runs it with strong models only
+    "union" (both, merged; the spaCy part alone when the LLM's JSON fails), "auto" (the LLM for
+    strong models, else spaCy). llm_conflicts: stage (b) of conflict detection; "auto" runs it with strong models only
     (a weak model answers a likelihood-scored yes/no per candidate pair when "on").
     """
 
     statements: Literal["auto", "llm", "text"] = "auto"
-    extractor: Literal["auto", "llm", "spacy"] = "auto"
+    extractor: Literal["auto", "llm", "spacy", "union"] = "auto"
     llm_conflicts: Literal["auto", "on", "off"] = "auto"
     reasoner: bool = True  # owlrl closure for disjointness errors and the consistency check
     # slot conflicts (slots.py): a restated count or habit prunes the old value when the two slot
     # descriptions share their content words or their embedding cosine reaches this threshold
-    # (calibrated on the LongMemEval dev split, docs/dsm-updates.md); None: vocabulary match only
-    slot_threshold: float | None = 0.6
+    # (calibrated on the LongMemEval dev split, docs/dsm-updates.md: labelled candidate pairs have
+    # positives from 0.45 up, negatives up to 0.34); None: vocabulary match only
+    slot_threshold: float | None = 0.4
     assistant_sentences: int = 3
     max_answer_chars: int = 1500  # of the answer shown to the statement prompt
     temperature: float = 0.8  # the paper's setting outside RT state evaluation

@@ -202,12 +202,19 @@ class DynamicStructuredMemory:
         return StatementMaker(self.llm, self.strong, self.config).make(question, answer, notes)
 
     def _extract(self, utterances: Sequence[Utterance], notes: list[str]) -> Graph:
-        use_llm = self.config.extractor == "llm" or (self.config.extractor == "auto" and self.strong)
+        mode = self.config.extractor
+        use_llm = mode in ("llm", "union") or (mode == "auto" and self.strong)
         if use_llm and self.llm is not None:
             try:
-                return LLMExtractor(self.llm).extract(utterances)
+                found = LLMExtractor(self.llm).extract(utterances)
             except (LLMOutputError, LLMError) as err:
                 notes.append(f"LLM extractor failed ({err}); used the spaCy extractor")
+            else:
+                if mode != "union":
+                    return found
+                for triple in self.extractor().extract(utterances):
+                    found.add(triple)
+                return found
         return self.extractor().extract(utterances)
 
     def extractor(self) -> Extractor:

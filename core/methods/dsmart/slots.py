@@ -9,7 +9,9 @@ videos" then "having watched 15 Crash Course videos"; "my gym sessions, which I 
   time unit of a duration), or are the same property (frequency, time, day) of an activity of the
   same owner; and
 - their descriptions match: the same content words (the vocabulary match), or an embedding cosine
-  at or above a threshold calibrated on the dev split (docs/dsm-updates.md).
+  at or above a threshold calibrated on the dev split (docs/dsm-updates.md); or the new count is
+  a running total ("which brings my total species count to 32"), which restates every earlier
+  count of its kind by its owner ("I've managed to spot 27 different species").
 
 Then the old value is pruned, as for a functional property.
 """
@@ -27,6 +29,7 @@ from core.methods.dsmart.vocab import DSM, RELATION_BASE, label_of
 SCHEDULE = (DSM.frequency, DSM.atTime, DSM.onDay)
 _LABEL = re.compile(r"^(?P<what>.*) \((?P<verb>\S+)(?: (?P<about>.*))?\)$")
 _WORD = re.compile(r"[a-z0-9]+")
+TOTAL_WORDS = frozenset({"total", "count", "tally"})
 _STOP = frozenset("a an the my our your user user's s of to in on at for with and".split())
 
 
@@ -48,7 +51,7 @@ class SlotMatcher:
     embedder, by vocabulary only."""
 
     embedder: object | None = None
-    threshold: float = 0.6
+    threshold: float = 0.4
     log: list | None = None  # when a list: every candidate pair scored is appended (calibration)
     _cache: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -68,6 +71,12 @@ class SlotMatcher:
         return score >= self.threshold, score
 
 
+def running_total(text: str) -> bool:
+    """'count my total species': the owner's running total of the kind, which restates any earlier
+    count of that kind by that owner, whatever verb counted it ('spot different species')."""
+    return bool(content(text) & TOTAL_WORDS)
+
+
 @dataclass(frozen=True)
 class SlotPair:
     """A candidate pair (old node, new node) of the same owner and kind, with its score."""
@@ -78,6 +87,7 @@ class SlotPair:
     new_text: str
     score: float
     matched: bool
+    how: str = ""  # why matched: same words, the similarity, or the running-total rule
 
 
 def owners(graph: Graph, node) -> set:
@@ -117,7 +127,10 @@ def candidate_pairs(old: Graph, fragment: Graph, matcher: SlotMatcher) -> list[t
                     continue
                 a, b = description(old, node), description(fragment, new)
                 matched, score = matcher.same(a, b)
-                pair = SlotPair(node, new, a, b, score, matched)
+                how = "same words" if score == 1.0 else f"similarity {score:.2f}"
+                if not matched and prop == DSM.amount and kind[0] == "kind" and running_total(b):
+                    matched, how = True, "the new count is a running total"
+                pair = SlotPair(node, new, a, b, score, matched, how)
                 if matcher.log is not None:
                     matcher.log.append((pair, prop, stale))
                 out.append((pair, prop, stale))
@@ -133,7 +146,7 @@ def slot_conflicts(old: Graph, fragment: Graph, matcher: SlotMatcher):
         if not pair.matched:
             continue
         for value in stale:
-            why = (f"same slot as the new '{pair.new_text}' ({'same words' if pair.score == 1.0 else f'similarity {pair.score:.2f}'}):"
+            why = (f"same slot as the new '{pair.new_text}' ({pair.how}):"
                    f" {label_of(fragment, prop)} {value} is replaced")
             found.append(Conflict((pair.old, prop, value), why, "slot"))
     return found
