@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import sys
@@ -71,6 +72,8 @@ def grow(kb, n_total: int, seed: int = 0):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--kb", default=str(Path(__file__).resolve().parent.parent.parent / "shared/data/genericskb/GenericsKB.txt"))
+    p.add_argument("--kb-limit", type=int, default=None,
+                   help="grow from the first N sentences' built slice (when the full KB is not built yet)")
     p.add_argument("--sentences", type=int, default=1_000_000)
     p.add_argument("--queries", type=int, default=30)
     p.add_argument("--dialogues", default=str(Path(__file__).resolve().parent.parent.parent / "shared/data/dailydialog/dialogues_test.txt"))
@@ -86,7 +89,7 @@ def main() -> int:
     from core.resources import load_embedder
 
     embedder = load_embedder()
-    kb = load_or_build(args.kb, embedder)
+    kb = load_or_build(args.kb, embedder, limit=args.kb_limit)
     small_build_s = float(kb.header.get("build_s", float("nan")))
     rss0 = rss_mb()
     big, t = grow(kb, args.sentences)
@@ -129,12 +132,13 @@ def main() -> int:
         loaded.search(row[None, :], 5)
     rows["dense (FAISS flat, 1 query at a time)"] = {"mean_s": round((time.perf_counter() - t1) / len(q), 4), "n": len(q)}
     out = {
+        "command": "python scripts/mcts_scale.py " + " ".join(sys.argv[1:]), "load_average_1m_at_end": os.getloadavg()[0],
         "sentences": args.sentences, "grown_from": len(kb), "how": "repetition with new ids (see scripts/mcts_scale.py)",
         "build_measured_s": t, "build_measured_total_s": round(sum(t.values()) - t["load_s"], 2),
-        "embed_and_parse_extrapolated_s": round(small_build_s * args.sentences / len(kb), 1),
+        "embed_and_parse_extrapolated_s": round(small_build_s * args.sentences / len(kb), 1),  # linear: an estimate
         "small_kb_build_s": small_build_s,
         "disk_bytes": disk, "disk_total_mb": round(sum(disk.values()) / 2**20, 1),
-        "peak_rss_mb": {"after_loading_50k": round(rss0, 1), "after_growing": round(rss_built, 1), "end": round(rss_mb(), 1)},
+        "peak_rss_mb": {"after_loading_base": round(rss0, 1), "after_growing": round(rss_built, 1), "end": round(rss_mb(), 1)},
         "query": rows, "machine": "2 x86-64 cores (shared with other jobs), 24 GiB, no GPU, Python 3.11",
         "date": time.strftime("%Y-%m-%d"),
     }
