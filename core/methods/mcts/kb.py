@@ -30,6 +30,7 @@ from core.methods.mcts.config import KBSettings
 from core.methods.mcts.groups import NodeGroups, kmeans_groups
 from core.paths import DEFAULT_CACHE_DIR
 from core.resources import Embedder
+from core.hashing import file_sha256
 
 FORMAT = "mcts-kb"
 FORMAT_VERSION = 1
@@ -63,14 +64,6 @@ def clean_sentence(text: str) -> str:
     text = _PART.sub(" ", text)
     text = _ISA.sub("is a", text)
     return " ".join(text.split())
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_genericskb(path: str | Path, limit: int | None = None) -> KBRows:
