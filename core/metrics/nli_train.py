@@ -224,19 +224,19 @@ class NLITrainer:
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss.item():.3f}", epoch=state.epoch)
                 if state.global_step % cfg.eval_every_steps == 0:
-                    self._log_eval(model, tokenizer, monitor, state, float(loss))
+                    self._log_eval(model, tokenizer, monitor, state, loss.item())
                 now = time.monotonic()
                 if now - last_ckpt > cfg.checkpoint_every_min * 60:
                     self._save(model, optimizer, scheduler, state)
                     last_ckpt = now
                 if now - started > budget_s:
-                    self._log_eval(model, tokenizer, monitor, state, float(loss))
+                    self._log_eval(model, tokenizer, monitor, state, loss.item())
                     self._save(model, optimizer, scheduler, state)
                     bar.close()
                     return state
             state.epoch += 1
             state.step_in_epoch = 0
-        self._log_eval(model, tokenizer, monitor, state, float(loss))
+        self._log_eval(model, tokenizer, monitor, state, loss.item())
         self._save(model, optimizer, scheduler, state)
         bar.close()
         return state
