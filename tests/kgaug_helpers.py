@@ -52,3 +52,16 @@ def write_csv(path, rows) -> None:
         w.writerow(["Messages", "User Rating", "Assistant Rating"])
         for row in rows:
             w.writerow(row)
+
+
+def tiny_dataset(tmp_path, questions):
+    """One dialogue per (question, gold triple): a greeting, the question, the grounded answer; the
+    CSV path and the knowledge built over `small_graph()` (spaCy linking off)."""
+    from core.methods.kgaug.linking import LinkerSettings
+    from core.methods.kgaug.pipeline import build_knowledge
+
+    rows = [dialogue_row([("user", "Hi!", None), ("assistant", "Hello.", None), ("user", q, None),
+                          ("assistant", f"That is {gold[2]}.", [gold])]) for q, gold in questions]
+    path = tmp_path / "tiny.csv"
+    write_csv(path, rows)
+    return path, build_knowledge(small_graph(), LinkerSettings(use_spacy=False))

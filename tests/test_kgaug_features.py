@@ -9,12 +9,10 @@ import pytest
 from core.methods.kgaug.candidates import Candidate, gather
 from core.methods.kgaug.features import (FEATURES, OTHER, FeatureRelevanceModel, FeatureTrainSettings, read_relation,
                                          train_feature_model)
-from core.methods.kgaug.linking import LinkerSettings
-from core.methods.kgaug.pipeline import build_knowledge
 from core.methods.kgaug.rankers import TritonFeatureRanker
 from core.methods.kgaug.train import training_examples
 from core.methods.kgaug.triples import Triple
-from tests.kgaug_helpers import dialogue_row, small_graph, write_csv
+from tests.kgaug_helpers import tiny_dataset
 
 TEMPLATES = {  # relation -> questions about a film or book F
     "directed_by": ["Who directed F?", "Do you know the director of F?", "Who was the director of F?"],
@@ -82,11 +80,7 @@ def test_features_by_hand():
 
 @pytest.fixture()
 def tiny(tmp_path):
-    rows = [dialogue_row([("user", "Hi!", None), ("assistant", "Hello.", None), ("user", q, None),
-                          ("assistant", f"That is {gold[2]}.", [gold])]) for q, gold in QUESTIONS]
-    path = tmp_path / "tiny.csv"
-    write_csv(path, rows)
-    return path, build_knowledge(small_graph(), LinkerSettings(use_spacy=False))
+    return tiny_dataset(tmp_path, QUESTIONS)
 
 
 def test_tiny_split_end_to_end_and_round_trip(tiny, tmp_path):

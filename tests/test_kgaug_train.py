@@ -12,13 +12,11 @@ import pytest
 
 from core.data.opendialkg import load_opendialkg
 from core.methods.kgaug.card import evaluate_and_write_card
-from core.methods.kgaug.linking import LinkerSettings
-from core.methods.kgaug.pipeline import build_knowledge
 from core.methods.kgaug.rankers import TritonRanker
 from core.methods.kgaug.relevance import RelevanceModel
 from core.methods.kgaug.train import RelevanceTrainConfig, build_pairs, train, training_examples
 from core.paths import packaged_embedder_dir
-from tests.kgaug_helpers import dialogue_row, small_graph, write_csv
+from tests.kgaug_helpers import tiny_dataset
 
 QUESTIONS = [
     ("Who directed Find Me Guilty?", ("Find Me Guilty", "directed_by", "Sidney Lumet")),
@@ -36,11 +34,7 @@ QUESTIONS = [
 
 @pytest.fixture()
 def tiny(tmp_path):
-    rows = [dialogue_row([("user", "Hi!", None), ("assistant", "Hello.", None), ("user", q, None),
-                          ("assistant", f"That is {gold[2]}.", [gold])]) for q, gold in QUESTIONS]
-    path = tmp_path / "tiny.csv"
-    write_csv(path, rows)
-    return path, build_knowledge(small_graph(), LinkerSettings(use_spacy=False))
+    return tiny_dataset(tmp_path, QUESTIONS)
 
 
 def test_pairs_come_from_the_train_split_only(tiny):

@@ -97,28 +97,27 @@ def run(ctx: BenchContext) -> BenchResult:
         rewriter = (LLMRewriter(ctx.make_tools().llm, knowledge.symbolic_rewriter()) if mode == "llm"
                     else knowledge.symbolic_rewriter())
 
+    def link_and_gather(item: dict, query: str, prefix: str = "") -> None:
+        """Linked entities, their candidate triples and the seconds of each, under `prefix`+key."""
+        t1 = time.perf_counter()
+        linked = item[prefix + "linked"] = linker.link(query)
+        item[prefix + "link_s"] = time.perf_counter() - t1
+        t1 = time.perf_counter()
+        item[prefix + "candidates"] = gather(kg, [i for e in linked for i in e.ids], cand_settings) if linked else []
+        item[prefix + "cand_s"] = time.perf_counter() - t1
+
     # Link and gather once per turn (shared by bm25 / kaping / triton), rewrite for triton-c.
     prepared = []
     for ex in examples:
         item = {"ex": ex, "gold": {canonical(*t) for t in ex.gold}}
-        t1 = time.perf_counter()
-        item["linked"] = linker.link(ex.query)
-        item["link_s"] = time.perf_counter() - t1
-        t1 = time.perf_counter()
-        item["candidates"] = gather(kg, [i for e in item["linked"] for i in e.ids], cand_settings) if item["linked"] else []
-        item["cand_s"] = time.perf_counter() - t1
+        link_and_gather(item, ex.query)
         if rewriter is not None:
             t1 = time.perf_counter()
             context = [(t.role, t.text) for t in ex.context]
             rw = rewriter.rewrite(context, ex.query) if isinstance(rewriter, LLMRewriter) else rewriter.rewrite([t for _, t in context], ex.query)
             item["rewrite"] = rw
             item["rewrite_s"] = time.perf_counter() - t1
-            t1 = time.perf_counter()
-            item["c_linked"] = linker.link(rw.query)
-            item["c_link_s"] = time.perf_counter() - t1
-            t1 = time.perf_counter()
-            item["c_candidates"] = gather(kg, [i for e in item["c_linked"] for i in e.ids], cand_settings) if item["c_linked"] else []
-            item["c_cand_s"] = time.perf_counter() - t1
+            link_and_gather(item, rw.query, "c_")
         prepared.append(item)
 
     timings: dict[str, dict[str, list[float]]] = {m: {"rank": [], "link": [], "candidates": []} for m in ctx.methods}
