@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from tune_retrieval import totals  # this script's folder is on sys.path when run as a script
+
 
 def merge(parts: list[dict]) -> dict:
     names = {p["embedder"] for p in parts}
@@ -22,12 +24,7 @@ def merge(parts: list[dict]) -> dict:
             if k not in seen:  # a conversation in two parts counts once
                 seen.add(k)
                 per_conv.append(r)
-    total: dict[tuple[str, str], list[float]] = {}
-    for r in per_conv:
-        t = total.setdefault((r["setting"], r["level"]), [0.0, 0.0, 0])
-        t[0] += r["recall_sum"]
-        t[1] += r["tok_recall_sum"]
-        t[2] += r["n"]
+    total = totals(per_conv)
     n_max = {}
     for (s, lvl), v in total.items():
         n_max[lvl] = max(n_max.get(lvl, 0), v[2])

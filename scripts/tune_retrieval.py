@@ -165,17 +165,23 @@ def main() -> int:
     return 0
 
 
-def write(args, embedder, sums, done: list[str]) -> list[dict]:
-    """The table over the conversations done so far, written after each one (a long run can be
-    stopped and still leaves its figures)."""
-    per_conv = [{"setting": s, "level": lvl, "conversation": c, "recall_sum": v[0], "tok_recall_sum": v[1], "n": v[2]}
-                for (s, lvl, c), v in sums.items()]
+def totals(per_conv: list[dict]) -> dict[tuple[str, str], list[float]]:
+    """(setting, level) -> [recall sum, tok_recall sum, questions] over the per-conversation rows."""
     total: dict[tuple[str, str], list[float]] = {}
     for r in per_conv:
         t = total.setdefault((r["setting"], r["level"]), [0.0, 0.0, 0])
         t[0] += r["recall_sum"]
         t[1] += r["tok_recall_sum"]
         t[2] += r["n"]
+    return total
+
+
+def write(args, embedder, sums, done: list[str]) -> list[dict]:
+    """The table over the conversations done so far, written after each one (a long run can be
+    stopped and still leaves its figures)."""
+    per_conv = [{"setting": s, "level": lvl, "conversation": c, "recall_sum": v[0], "tok_recall_sum": v[1], "n": v[2]}
+                for (s, lvl, c), v in sums.items()]
+    total = totals(per_conv)
     table = [{"setting": s, "level": lvl, "recall@5": v[0] / v[2], "tok_recall": v[1] / v[2], "n": v[2]}
              for (s, lvl), v in total.items()]
     Path(args.out).write_text(json.dumps({"embedder": embedder.name, "data": args.data, "budgets": BUDGETS,
