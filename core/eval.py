@@ -29,6 +29,7 @@ from core.paths import REPO_ROOT, portable_path
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
 BENCHMARKS: dict[str, str] = {
     "dsm-updates": "core.benchmarks.dsm_updates",
+    "dsm-update-answers": "core.benchmarks.update_answers",
     "mtbench": "core.benchmarks.mtbench",
     "nli": "core.benchmarks.nli",
     "locomo-retrieval": "core.benchmarks.locomo_retrieval",

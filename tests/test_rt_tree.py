@@ -47,6 +47,15 @@ def test_expand_entity_one_and_two_hops():
     assert view.fact_line(view.expand(EX.rex, hops=2)[-1]) == "user | lives in | Paris"
 
 
+def test_an_edge_brings_the_values_of_the_node_it_reaches():
+    """'user | has | Rex' comes with 'Rex | age | 3' (a count's amount with the count), right
+    after its edge; a class reached by a type edge brings nothing."""
+    view = MemoryView(pets_graph())
+    lines = [view.fact_line(t) for t in view.expand(EX.user, hops=1)]
+    assert lines == ["user | has | Rex", "Rex | age | 3", "user | lives in | Paris"]
+    assert [view.fact_line(t) for t in view.expand(EX.user, hops=1, limit=2)] == lines[:2]
+
+
 def test_literals_are_not_nodes():
     """Rex and Bob are both 3 years old: that must not connect them."""
     view = MemoryView(pets_graph())

@@ -5,7 +5,8 @@ that dialogue facts connect; literals (numbers, dates, names) hang off their sub
 nodes, so two facts that share the value "3" are not thereby connected. The graph actions of the
 tree are deterministic functions of this view:
 
-- EXPAND_ENTITY e: the facts within `hops` of e (literal facts of the nodes reached included);
+- EXPAND_ENTITY e: the facts within `hops` of e, each edge with the literal facts of the node it
+  reaches (a count's amount comes with 'user | add | postcards');
 - FIND_PATH a b: the facts along the shortest paths between a and b (type edges cost more, so a
   path through a real relation wins over one through a shared class such as Person).
 """
@@ -103,14 +104,20 @@ class MemoryView:
         if entity not in self.nx:
             return []
         distance = nx.single_source_shortest_path_length(self.nx, entity, cutoff=max(0, hops - 1))
-        found: dict[Triple, int] = {}
+        found: dict[Triple, tuple] = {}  # triple -> sort key: hop, the edge it hangs on, edge first
         for node, d in distance.items():
             for t in self.literal_facts.get(node, []):
-                found.setdefault(t, d)
+                found.setdefault(t, (d, "", self.fact_line(t)))
             for neighbour in self.nx.neighbors(node):
                 for t in self.nx[node][neighbour]["triples"]:
-                    found.setdefault(t, d)
-        ordered = sorted(found, key=lambda t: (found[t], self.fact_line(t)))
+                    line = self.fact_line(t)
+                    found.setdefault(t, (d, line, ""))
+                    # the values of the node the edge reaches come with it: 'user | add | postcards'
+                    # says nothing without 'postcards | amount | 25' (values are leaves, never nodes)
+                    if t[1] != RDF.type:
+                        for value in self.literal_facts.get(neighbour, []):
+                            found.setdefault(value, (d, line, self.fact_line(value)))
+        ordered = sorted(found, key=lambda t: found[t])
         return ordered[:limit]
 
     def find_paths(self, a, b, max_paths: int = 3, limit: int = 24) -> list[Triple]:
