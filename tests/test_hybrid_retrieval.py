@@ -183,6 +183,10 @@ def test_longmemeval_s_haystack_end_to_end(tmp_path, shared_data):
         assert res["tok_used@10000"] <= 10000 and "session_recall@10" in res
         assert len(items[0]["methods"][m]["chunks"]) == 10
     assert summary["results"]["sgmem-s+h"]["index_mb_mean"] > 0 and summary["peak_rss_mb"] > 0
+    # queries run after the indexes, with full collections inside a query counted; the query
+    # embedding is timed apart
+    assert all(items[0]["methods"][m]["gc_full"] >= 0 for m in methods)
+    assert items[0]["embed_query_s"] is None or items[0]["embed_query_s"] > 0
 
 
 def test_level_rows_give_means_and_bootstrap_intervals():
@@ -273,3 +277,18 @@ def test_chunk_bm25_mixes_whole_chunk_bm25_into_the_graph_score():
     np.testing.assert_allclose([s for _, s in hits.chunk_scores], sorted(mixed[mixed > 0], reverse=True))
     half.add_turns([Turn(USER, "Oscar the guinea pig also eats kale.", session=2, turn_id="D3:1")])
     assert "D3:1" in {t for e in half.retrieve("kale", 5) for t in e.meta["turn_ids"]}
+
+
+def test_paired_difference_against_hand_computed_means():
+    from core.retrieval.report import paired_difference
+
+    a, b = [1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0]
+    items = [{"category": 1, "methods": {"sgmem-t+h": {"recall@5": x}, "bm25-t": {"recall@5": y}}} for x, y in zip(a, b)]
+    items.append({"category": 5, "methods": {"sgmem-t+h": {"recall@5": 0.0}, "bm25-t": {"recall@5": 1.0}}})  # not headline
+    d = paired_difference(items, "sgmem-t+h", "bm25-t", boot=500)
+    assert d.n == 4 and d.mean == 0.5 and 0.0 <= d.low <= 0.5 <= d.high <= 1.0
+    same = [{"category": 2, "methods": {"x-t": {"recall@5": v + 0.25}, "y-t": {"recall@5": v}}} for v in (0.0, 0.5, 0.75)]
+    constant = paired_difference(same, "x-t", "y-t")  # every pair differs by 0.25: no spread at all
+    assert constant.mean == constant.low == constant.high == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="no question"):
+        paired_difference(items, "sgmem-t+h", "rag-t")

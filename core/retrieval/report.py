@@ -80,6 +80,31 @@ def level_rows(items: Sequence[dict], metric: str = "recall@5", boot: int = 1000
     return rows
 
 
+@dataclass(frozen=True)
+class PairedDifference:
+    a: str  # e.g. "sgmem-t+h"
+    b: str  # e.g. "bm25-t"
+    metric: str
+    mean: float  # mean over questions of a's value minus b's
+    low: float  # 95% percentile bootstrap interval of that mean (questions resampled in pairs)
+    high: float
+    n: int
+
+
+def paired_difference(items: Sequence[dict], a: str, b: str, metric: str = "recall@5", boot: int = 2000,
+                      seed: int = 0) -> PairedDifference:
+    """a - b on the headline questions both answered: the same question's two values stay together
+    in every resample, so the interval is far tighter than the two methods' own intervals suggest."""
+    pairs = [(i["methods"][a][metric], i["methods"][b][metric]) for i in items
+             if is_headline(i) and metric in i.get("methods", {}).get(a, {}) and metric in i.get("methods", {}).get(b, {})]
+    if not pairs:
+        raise ValueError(f"no question has {metric} for both {a} and {b}")
+    diff = np.array([x - y for x, y in pairs], dtype=float)
+    means = diff[np.random.default_rng(seed).integers(0, diff.size, size=(boot, diff.size))].mean(axis=1)
+    return PairedDifference(a, b, metric, float(diff.mean()), float(np.percentile(means, 2.5)),
+                            float(np.percentile(means, 97.5)), int(diff.size))
+
+
 def markdown(rows: Sequence[LevelRow]) -> str:
     """Levels down, families across: 'mean [low, high] (tokens)'."""
     families = sorted({r.family for r in rows})
