@@ -21,6 +21,7 @@ from core.methods.dsmart.vocab import DSM, USER, entity, noun_class, relation
 
 # question id -> dev-split user sentences the tests below are built from
 DEV_SENTENCES = {
+    "5c40ec5b": ["By the way, speaking of Germany, I've got a friend Alex from there who I met at a music festival, and we've met up twice already - he's really cool."],
     "5831f84d": ["By the way, I've been on a learning streak lately, having watched 15 Crash Course videos in the past few weeks.",
                  "I've already finished 10 videos in the past few weeks!"],
     "01493427": ["I was wondering if you could help me generate a list of my postcards? I've added 17 new ones since I started collecting again",
@@ -117,6 +118,22 @@ def test_thats_n_times_counts_the_verb_of_its_clause(extractor):
     assert (USER, relation("wear"), q) in got and (q, DSM.ofKind, noun_class("time")) in got
 
 
+def test_twice_after_a_verb_counts_its_times_on_the_slot_of_n_times(extractor, nlp):
+    """'we've met up twice already' is a count of meeting (2), on the node 'met up 3 times' updates;
+    'I once met' and 'twice a week' are no counts of times."""
+    got = facts(extractor, DEV_SENTENCES["5c40ec5b"][0])
+    (q,) = amounts(got, 2)
+    assert q == entity("user meet time count") and (USER, relation("meet"), q) in got
+    assert (q, DSM.ofKind, noun_class("time")) in got
+    assert not amounts(facts(extractor, "I once met a famous chef."), 1)
+    assert not amounts(facts(extractor, "I go swimming twice a week."), 2)
+    m = memory(nlp, slot_threshold=None)
+    m.observe_round(DEV_SENTENCES["5c40ec5b"][0], "")
+    record = m.observe_round("We've met up three times now, and he's visiting again next month.", "")
+    assert amounts(m.graph, 3) and not amounts(m.graph, 2)
+    assert [(p.triple, p.rule) for p in record.pruned] == [((q, DSM.amount, Literal(2)), "functional")]
+
+
 def test_a_lone_number_after_a_count_noun_is_its_value_not_a_year(extractor, nlp):
     """'my current follower count - I think I'm close to 1300 now': spaCy tags 1300 as a DATE; after
     a count noun it is the count, on the node of the earlier '1250 followers', so the update prunes."""
@@ -139,7 +156,8 @@ def test_a_repeated_verb_resolves_its_pronoun_object(extractor):
     (old,) = amounts(facts(extractor, DEV_SENTENCES["618f13b2-earlier"][0]), 4)
     assert old == entity("user wear converse chuck taylor time count")
     got = amounts(facts(extractor, "I read the book twice, and that's two times that I've loved it."), 2)
-    assert got == {entity("user love time count")}  # 'loved it': no earlier object of 'love', so no guess
+    # 'loved it': no earlier object of 'love', so no guess; 'read the book twice' counts the reading
+    assert got == {entity("user love time count"), entity("user read book time count")}
 
 
 def test_a_first_person_clause_inside_a_question_is_a_statement(extractor):

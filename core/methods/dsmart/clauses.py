@@ -31,6 +31,7 @@ MOD_DEPS = frozenset({"compound", "amod", "nmod", "npadvmod", "punct", "advmod",
 CLAUSE = frozenset({"VERB", "AUX"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass"})
 INCREMENT = frozenset("more another additional extra".split())
+OCCASIONS = {"once": 1, "twice": 2, "thrice": 3}  # 'met up twice': a count of times, said by an adverb
 ELIDED_REACH = 20  # tokens back to look for a 'count' noun that a bare number measures
 WINDOW_WORDS = frozenset("ago last past next previous before".split())  # "3 months ago", "in the past 3 weeks"
 
@@ -177,7 +178,10 @@ class Clauses:
 
     @staticmethod
     def top_class(tok) -> URIRef:
-        lemma = tok.lemma_.lower()
+        return Clauses.top_class_of(tok.lemma_.lower())
+
+    @staticmethod
+    def top_class_of(lemma: str) -> URIRef:
         if lemma in lx.PERSON_NOUNS:
             return DSM.Person
         if lemma in lx.PLACE_NOUNS:
@@ -267,6 +271,19 @@ class Clauses:
             self.schedule(tok, verb, DSM.onDay, Literal(tok.lower_.rstrip("s").capitalize()))
         elif (phrase := self.frequency(tok)) is not None:
             self.schedule(tok, verb, DSM.frequency, Literal(phrase))
+        elif tok.lower_ in OCCASIONS and tok.dep_ == "advmod" and tok.head.i == verb.i and tok.i > verb.i:
+            self.occasions(tok, verb)
+
+    def occasions(self, tok, verb) -> None:
+        """'we've met up twice already': once / twice / thrice after a verb, with no 'a week' after
+        them (that is a frequency), count the times it happened, on the same slot as 'met up 2
+        times' ('I once met ...' is no count: the adverb comes before the verb)."""
+        owner = self.owner(verb)
+        if owner is None:
+            return
+        self.used.add(tok.i)
+        self.quantity(owner, verb.lemma_.lower(), None, OCCASIONS[tok.lower_], self.activity_object(verb),
+                      kind="time", what="times")
 
     @staticmethod
     def weekday(tok) -> bool:
@@ -458,22 +475,29 @@ class Clauses:
         about = self.activity_object(verb)
         self.quantity(owner, verb.lemma_.lower(), unit, value, about, unit=lx.TIME_UNITS[unit.lemma_.lower()])
 
-    def quantity(self, owner, lemma, noun, value, about=None, unit: str = "") -> None:
+    def quantity(self, owner, lemma, noun, value, about=None, unit: str = "", kind: str = "", what: str = "") -> None:
         """owner --verb--> Quantity(kind noun) amount value. Verbs that count the same thing share one
-        node (lexicon.COUNT_VERBS), so a new count lands on the old count's functional amount."""
+        node (lexicon.COUNT_VERBS), so a new count lands on the old count's functional amount. With
+        no noun token (a count said by an adverb: 'twice'), `kind` and `what` name what is counted."""
         verb = lx.count_verb(lemma)
+        if noun is None:
+            self.quantity_node(owner, verb, kind, "", what, self.top_class_of(kind), value, about, unit)
+            return
         kind = noun.lemma_.lower()
         named = " ".join(t.lemma_.lower() for t in self.modifiers(noun) if t.dep_ == "compound" or t.pos_ == "PROPN")
+        what = (self.key(noun) or ("", noun.text))[1] if not unit else noun.text
+        self.quantity_node(owner, verb, kind, named, what, self.top_class(noun), value, about, unit)
+
+    def quantity_node(self, owner, verb: str, kind: str, named: str, what: str, top, value, about, unit: str) -> None:
         about_node = self.node(about) if about is not None else None
         about_key = self.local(about_node) if isinstance(about_node, URIRef) else ""
         owner_key = self.local(owner)
         tail = "duration" if unit else "count"
         q = entity(" ".join(w for w in (owner_key, verb, about_key, named, kind, tail) if w))
-        what = (self.key(noun) or ("", noun.text))[1] if not unit else noun.text
         about_label = self.b.label(about_node) if about_key else ""
         label = f"{what} ({verb}{' ' + about_label if about_label else ''})"
         self.b.individual(q, label, DSM.Quantity)
-        self.b.fact(q, DSM.ofKind, self.b.noun_class(kind, self.top_class(noun)))
+        self.b.fact(q, DSM.ofKind, self.b.noun_class(kind, top))
         self.b.fact(q, DSM.amount, Literal(value))
         if unit:
             self.b.fact(q, DSM.unit, Literal(unit))
