@@ -17,6 +17,39 @@ def test_trie_prefixes_are_distinct_and_depth_first():
     assert _trie_prefixes([[7]]) == [()]
 
 
+class PartialBytesServer:
+    """llama.cpp's one-token completions over a fixed next-token table, reporting nothing (None) when
+    the sampled token is one byte of a multi-byte character, as the real server does."""
+
+    def __init__(self, logprobs: dict[int, float], partial: set[int]) -> None:
+        self.logprobs, self.partial, self.calls = logprobs, partial, []
+
+    def __call__(self, prompt_ids, n_probs, logit_bias=()):
+        self.calls.append((n_probs, [t for t, _ in logit_bias]))
+        forced = [t for t, bias in logit_bias if bias > 0]
+        token = forced[0] if forced else max(self.logprobs, key=self.logprobs.get)
+        if token in self.partial:
+            return None
+        ranked = sorted(self.logprobs, key=self.logprobs.get, reverse=True)[:n_probs]
+        return {"id": token, "logprob": self.logprobs[token],
+                "top_logprobs": [{"id": t, "logprob": self.logprobs[t]} for t in ranked]}
+
+
+def test_trie_scoring_reads_tokens_that_are_part_of_a_character():
+    from core.llm.trie_scoring import score_by_trie
+
+    table = {10: -0.1, 11: -2.0, 12: -3.0, 99: -9.0, 2: -4.0}  # 10 and 99: first bytes of emoji; 2: end of turn
+    server = PartialBytesServer(table, partial={10, 99})
+    # the greedy token (10) is partial: the top list comes from sampling the end token instead
+    assert score_by_trie([1], [[10], [11], [99]], server, n_probs=3, whole_token=2) == [-0.1, -2.0, -9.0]
+    assert server.calls[:2] == [(3, []), (3, [2])]
+    # 99 is outside the top 3 and partial: forcing it reports nothing, so it is read from the wide list
+    assert server.calls[-1] == (1000, [2]) and (1, [99]) in server.calls
+    beyond = PartialBytesServer({**table, **{100 + i: -5.0 - i / 1000 for i in range(1200)}}, partial={10, 99})
+    (bound,) = score_by_trie([1], [[99]], beyond, n_probs=3, whole_token=2)
+    assert bound == pytest.approx(-5.0 - 995 / 1000)  # beyond the 1000 best: the last of them bounds it
+
+
 def test_clean_text_never_returns_invalid_utf8():
     assert clean_text(b"caf\xc3\xa9 \xff") == "café \ufffd"
     assert clean_text("a\udc80b").encode("utf-8")  # a lone surrogate would raise here
@@ -56,6 +89,13 @@ def test_stream_yields_pieces_and_cancel_stops_it(small):
         if len(got) == 3:
             cancel.set()
     assert len(got) < 20  # stopped within a few tokens of the cancel, not at 200
+
+
+def test_scoring_candidates_with_emoji_and_accents(small):
+    """An emoji is two tokens whose first is half a character: llama.cpp reports nothing for it on
+    its own, and the scores still come back finite."""
+    scores = small.score("Say something friendly.", ["🙂 fine", "café 🙂", "ok"])
+    assert all(-200 < s < 0 for s in scores)
 
 
 def test_scoring_prefers_the_supported_answer(small):

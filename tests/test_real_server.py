@@ -78,7 +78,7 @@ def test_scoring_uses_llamacpp_n_probs_and_matches_the_embedded_backend(llama_se
     assert llm.scoring_route == LLAMACPP and llm.supports_scoring
     assert "n_probs" in scoring_note(llm)
     prompt = "Alice lives in Lisbon. Where does Alice live? Answer with the city."
-    candidates = ["Lisbon", "Tokyo", "Lisbon, Portugal", ""]
+    candidates = ["Lisbon", "Tokyo", "Lisbon, Portugal", "", "🙂 Lisbon"]  # the emoji's first token is half a character
     http = llm.score(prompt, candidates)
     assert http[0] > http[1] and all(s < 0 for s in http)
     embedded = LlamaCppLLM(LlamaCppOptions(model="small", threads=2, n_ctx=2048, slots=1))

@@ -247,15 +247,17 @@ class LlamaCppLLM(LLM):
     # -- scoring -------------------------------------------------------------------------------
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
         conts = candidate_tokens(candidates, self.tokenize, self._end_token)
-        return score_by_trie(self.prompt_ids(messages), conts, self._completion, self.options.n_probs)
+        return score_by_trie(self.prompt_ids(messages), conts, self._completion, self.options.n_probs, self._end_token())
 
-    def _completion(self, prompt_ids: list[int], **params) -> dict:
+    def _completion(self, prompt_ids: list[int], **params) -> dict | None:
         # Scoring keeps to one slot, so each request finds the previous one's prefix in its KV cache
         # (left to itself the server would alternate slots and recompute the whole prompt).
         request = {"prompt": prompt_ids, "n_predict": 1, "temperature": 0.0, "cache_prompt": True,
                    "id_slot": self.options.slots - 1, **params}
         out = self._call(self.server.handle_completions, request)
-        return out["choices"][0]["logprobs"]["content"][0]
+        logprobs = out["choices"][0].get("logprobs") or {}
+        content = logprobs.get("content") or []
+        return content[0] if content else None  # None: the token is only part of a character
 
     def _end_token(self) -> int:
         if not hasattr(self, "_eot"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from core.llm.base import LLMError, Message
+from core.llm.base import LLMError, LLMOutputError, Message
 from core.llm.trie_scoring import candidate_tokens, score_by_trie
 
 ECHO = "echo"
@@ -80,9 +80,12 @@ class LlamaCppHttp:
         rendered = self._call("/apply-template", {"messages": [{"role": m.role, "content": m.content} for m in messages]})
         return self.tokenize(rendered["prompt"], special=True)
 
-    def first_token(self, prompt_ids: list[int], **params) -> dict:
+    def first_token(self, prompt_ids: list[int], **params) -> dict | None:
         out = self._call("/completion", {"prompt": prompt_ids, "n_predict": 1, "temperature": 0.0, "cache_prompt": True, **params})
-        return out["completion_probabilities"][0]
+        if "completion_probabilities" not in out and "content" not in out:
+            raise KeyError("completion_probabilities")
+        probs = out.get("completion_probabilities")  # absent: the token is only part of a character
+        return probs[0] if probs else None
 
     def end_token(self) -> int:
         """The end-of-turn token (an empty candidate = the reply ends here), from /props."""
@@ -97,6 +100,6 @@ class LlamaCppHttp:
     def score(self, messages: list[Message], candidates: Sequence[str], n_probs: int = 40) -> list[float]:
         try:
             conts = candidate_tokens(candidates, self.tokenize, self.end_token)
-            return score_by_trie(self.prompt_ids(messages), conts, self.first_token, n_probs)
-        except (RouteMissing, KeyError, IndexError, TypeError) as err:
+            return score_by_trie(self.prompt_ids(messages), conts, self.first_token, n_probs, self.end_token())
+        except (RouteMissing, KeyError, IndexError, TypeError, LLMOutputError) as err:
             raise LLMError(f"{self.where} sent a malformed scoring response ({type(err).__name__}: {str(err)[:120]})") from err
