@@ -26,6 +26,8 @@ def test_a_reply_is_judged_by_the_latest_value_and_the_stale_one_is_flagged(dev_
     assert judge("You have added 25 new postcards so far.", postcards) == {"correct": True, "stale": 17.0, "stale_only": False}
     assert judge("You have added 17 new postcards.", postcards)["stale_only"] is True
     assert judge("I don't know.", postcards) == {"correct": False, "stale": 17.0, "stale_only": False}
+    earlier = found["0ddfec37"]  # asks for the value before the update: no stale value to flag
+    assert judge("15", earlier, kind="earlier") == {"correct": True, "stale": None, "stale_only": False}
     sneakers = found["07741c45"]  # 'in a shoe rack in my closet': every content word
     assert judge("They are in a shoe rack in your closet.", sneakers)["correct"] is True
     assert judge("They are in a shoe rack.", sneakers)["correct"] is False

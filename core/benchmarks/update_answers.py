@@ -31,14 +31,15 @@ def add_arguments(parser) -> None:
                         help="cap the reply length of every method (same cap for all)")
 
 
-def judge(reply: str, instance) -> dict:
-    """Whether the reply states the gold answer, and for a numeric answer whether it states only
-    the stale number."""
+def judge(reply: str, instance, kind: str = "latest") -> dict:
+    """Whether the reply states the gold answer, and for a numeric current value (`kind` "latest")
+    whether it states only the stale number (for an 'earlier' question the gold answer is itself
+    the old value, so there is no stale one to flag)."""
     from core.benchmarks import dsm_explain
     from core.benchmarks import dsm_updates as du
 
     correct = dsm_explain.states(reply, instance.answer)
-    latest = du.answer_number(instance.answer)
+    latest = du.answer_number(instance.answer) if kind == "latest" else None
     stale = du.stale_number(instance, latest) if latest is not None else None
     stale_only = stale is not None and not correct and stale in du.numbers(reply)
     return {"correct": bool(correct), "stale": stale, "stale_only": bool(stale_only)}
@@ -83,7 +84,7 @@ def run(ctx: BenchContext) -> BenchResult:
                     "answer": instance.answer, "answer_kind": kind, "reply": reply.text,
                     "evidence": [e.text for e in reply.evidence[:8]],
                     "latency_s": round(latency, 4), "upkeep_s": round(upkeep, 4), "llm_calls": reply.llm_calls,
-                    **judge(reply.text, instance)}
+                    **judge(reply.text, instance, kind)}
             ctx.write_item(item)
             items[name].append(item)
             timings[name].setdefault("reply", []).append(latency)
