@@ -52,3 +52,28 @@ def test_bench_answers_each_question_with_each_method(tmp_path, dev_updates, has
     assert all(i["upkeep_s"] > 0 for i in dsmart)  # the graph was built from the dialogue before the reply
     assert any(i["evidence"] for i in dsmart)
     assert summary["settings"]["questions"] == 2
+
+
+def test_a_run_split_by_offset_merges_into_the_whole(tmp_path, dev_updates, hashing_embedder):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("merge_update_answers",
+                                                  Path(__file__).parent.parent / "scripts" / "merge_update_answers.py")
+    merge_script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(merge_script)
+    path, _ = dev_updates
+    llm = ScriptedLLM(replies=["You have 25 of them."])
+    parts = []
+    for offset in (0, 1):
+        out = tmp_path / f"part{offset}"
+        run_benchmark(BenchContext(name="dsm-update-answers", data=path, out=out, methods=["base"], limit=1, seed=0,
+                                   options={"offset": offset}, make_tools=lambda: Toolkit(llm=llm, embedder=hashing_embedder),
+                                   progress=False))
+        parts.append(str(out))
+    assert [read_run(p)[1][0]["question_id"] for p in parts] == ["01493427", "06db6396"]
+    merged = merge_script.merge(parts)
+    assert merged["settings"]["questions"] == 2 and len(merged["settings"]["parts"]) == 2
+    assert merged["results"]["base"]["accuracy"] == 0.5 and merged["results"]["base"]["questions"] == 2
+    with pytest.raises(ValueError, match="earlier part"):
+        merge_script.merge([parts[0], parts[0]])

@@ -29,6 +29,8 @@ DEFAULT_METHODS = "base,rag,dsm,dsmart"
 def add_arguments(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="cap the reply length of every method (same cap for all)")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="skip the first N questions (split a long run; scripts/merge_update_answers.py joins the parts)")
 
 
 def judge(reply: str, instance, kind: str = "latest") -> dict:
@@ -55,8 +57,8 @@ def run(ctx: BenchContext) -> BenchResult:
     methods = ctx.methods
     configs = {m: method_config(m, ctx.options.get("max_tokens")) for m in methods}
     instances = [i for i in load_longmemeval(ctx.data) if i.question_type == "knowledge-update" and not i.abstention]
-    if ctx.limit:
-        instances = instances[: ctx.limit]
+    offset = ctx.options.get("offset") or 0
+    instances = instances[offset : offset + ctx.limit if ctx.limit else None]
     iterator = instances
     if ctx.progress:
         from tqdm import tqdm
@@ -90,7 +92,7 @@ def run(ctx: BenchContext) -> BenchResult:
             timings[name].setdefault("reply", []).append(latency)
             timings[name].setdefault("upkeep", []).append(upkeep)
     results = {m: aggregate(items[m]) for m in methods}
-    settings = {"questions": len(instances), "llm": tools.llm.name, "strong": tools.strong,
+    settings = {"questions": len(instances), "offset": offset, "llm": tools.llm.name, "strong": tools.strong,
                 "max_tokens": ctx.options.get("max_tokens"),
                 "question_type": "knowledge-update (abstention questions skipped)",
                 "match": "dsm_explain.states: the number, every number of a time, or all content words of the answer"}

@@ -1,0 +1,57 @@
+"""Join the parts of a `bench dsm-update-answers` run split with --limit / --offset into one summary.
+
+Usage: .venv/bin/python scripts/merge_update_answers.py RUN_DIR [RUN_DIR ...] --out results/NAME.json
+The items of every part are read (a question answered twice by one method is refused), the results
+are recomputed over all of them with the benchmark's own `aggregate`, and the header (benchmark,
+data, settings) comes from the first part, with each part's code version and wall time listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.benchmarks.update_answers import aggregate
+from core.eval import read_run
+
+
+def merge(runs: list[str]) -> dict:
+    head, items, seen, parts = None, [], set(), []
+    for run in runs:
+        summary, part = read_run(run)
+        head = head or summary
+        for item in part:
+            key = (item["question_id"], item["method"])
+            if key in seen:
+                raise ValueError(f"{run}: {key} is in an earlier part too")
+            seen.add(key)
+            items.append(item)
+        parts.append({"offset": summary["settings"].get("offset", 0), "questions": summary["settings"]["questions"],
+                      "code_version": summary["code_version"], "wall_s": summary.get("wall_s")})
+    methods = head["settings"]["methods"]
+    out = {k: head[k] for k in ("benchmark", "data") if k in head}
+    out["settings"] = {**head["settings"], "questions": len({i["question_id"] for i in items}), "offset": 0,
+                       "limit": None, "parts": parts}
+    out["results"] = {m: aggregate([i for i in items if i["method"] == m]) for m in methods}
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("runs", nargs="+", help="folders written by python -m core bench dsm-update-answers")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    merged = merge(args.runs)
+    Path(args.out).write_text(json.dumps(merged, indent=1))
+    for method, r in merged["results"].items():
+        print(f"{method}: accuracy {r['accuracy']:.3f} (current values {r['accuracy_latest']:.3f}), "
+              f"stale only {r['stale_only']:.3f}, reply median {r['latency_median_s']} s, {r['questions']} questions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
