@@ -62,8 +62,8 @@ def main() -> int:
 
 def method_name(family: str, level: str) -> str:
     """('sgmem+h', 'turn') -> 'sgmem-t+h'; ('bm25', 'round') -> 'bm25-r'."""
-    base, plus, _ = family.partition("+")
-    return f"{base}-{level[0]}" + (f"+{_}" if plus else "")
+    base, plus, suffix = family.partition("+")
+    return f"{base}-{level[0]}" + (f"+{suffix}" if plus else "")
 
 
 def paired_rows(items: list[dict], spec: str, metric: str = "recall@5") -> list[dict]:
