@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,18 @@ def llama_server():
     yield server
     handle, server.handle = server.handle, None
     del handle  # the server stops when its object is freed
+
+
+@pytest.fixture
+def register_benchmark(monkeypatch):
+    """`register(name, run)`: for one test, a throwaway module whose `run` is the benchmark `name`
+    in core.eval.BENCHMARKS, loaded by the runner as a real benchmark is."""
+    from core import eval as bench
+
+    def register(name: str, run) -> None:
+        module = types.ModuleType(f"test_benchmark_{name.replace('-', '_')}")
+        module.run = run
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        monkeypatch.setitem(bench.BENCHMARKS, name, module.__name__)
+
+    return register

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -40,11 +39,8 @@ def _tiny_benchmark(ctx):
                              settings={"k": 5})
 
 
-def test_runner_writes_items_and_fixed_summary(tmp_path, monkeypatch):
-    module = types.ModuleType("tiny_bench")
-    module.run = _tiny_benchmark
-    monkeypatch.setitem(sys.modules, "tiny_bench", module)
-    monkeypatch.setitem(bench.BENCHMARKS, "tiny", "tiny_bench")
+def test_runner_writes_items_and_fixed_summary(tmp_path, register_benchmark):
+    register_benchmark("tiny", _tiny_benchmark)
     data = tmp_path / "data.json"
     data.write_text("[]")
     ctx = bench.BenchContext(name="tiny", data=data, out=tmp_path / "out", methods=["a", "b"], limit=2, seed=7)
@@ -60,13 +56,10 @@ def test_runner_writes_items_and_fixed_summary(tmp_path, monkeypatch):
     assert len(items) == 4 and items[0] == {"method": "a", "i": 0, "correct": True}
 
 
-def test_unknown_benchmark_and_missing_data(tmp_path, monkeypatch):
+def test_unknown_benchmark_and_missing_data(tmp_path, register_benchmark):
     with pytest.raises(ValueError, match="unknown benchmark"):
         bench.load_benchmark("no-such-bench")
-    module = types.ModuleType("tiny_bench")
-    module.run = _tiny_benchmark
-    monkeypatch.setitem(sys.modules, "tiny_bench", module)
-    monkeypatch.setitem(bench.BENCHMARKS, "tiny", "tiny_bench")
+    register_benchmark("tiny", _tiny_benchmark)
     ctx = bench.BenchContext(name="tiny", data=tmp_path / "absent.json", out=tmp_path / "out", methods=["a"], limit=1, seed=0)
     with pytest.raises(FileNotFoundError, match="absent.json"):
         bench.run_benchmark(ctx)
@@ -95,7 +88,7 @@ def test_portable_path_is_relative_to_the_repository(tmp_path):
     assert portable_path(tmp_path / "work" / "wt" / "shared" / "data" / "x.json", root=tmp_path / "work" / "wt" / "repo") == "../shared/data/x.json"
 
 
-def test_summary_records_repository_relative_paths(tmp_path, monkeypatch):
+def test_summary_records_repository_relative_paths(tmp_path, monkeypatch, register_benchmark):
     from functools import partial
 
     from core.paths import portable_path
@@ -106,11 +99,8 @@ def test_summary_records_repository_relative_paths(tmp_path, monkeypatch):
     data.write_text("[]")
     (repo / "assets").mkdir(parents=True)
     monkeypatch.setattr(bench, "portable_path", partial(portable_path, root=repo))
-    module = types.ModuleType("tiny_bench")
     settings = {"nli_model": str(repo / "assets" / "nli"), "nested": {"cache": [repo / "c.sqlite3"]}, "url": "http://x/v1"}
-    module.run = lambda ctx: bench.BenchResult(results={}, settings=settings)
-    monkeypatch.setitem(sys.modules, "tiny_bench", module)
-    monkeypatch.setitem(bench.BENCHMARKS, "tiny", "tiny_bench")
+    register_benchmark("tiny", lambda ctx: bench.BenchResult(results={}, settings=settings))
     ctx = bench.BenchContext(name="tiny", data=data, out=tmp_path / "out", methods=["a"], limit=1, seed=0,
                              options={"embedding_cache": str(repo / ".cache")})
     bench.run_benchmark(ctx)

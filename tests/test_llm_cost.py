@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import json
-import sys
 import threading
-import types
 
 import pytest
 
@@ -125,11 +123,8 @@ def _tiny_llm_benchmark(ctx):
     return bench.BenchResult(results={m: {} for m in ctx.methods})
 
 
-def test_every_summary_has_cost_per_method_and_all(tmp_path, monkeypatch):
-    module = types.ModuleType("tiny_llm_bench")
-    module.run = _tiny_llm_benchmark
-    monkeypatch.setitem(sys.modules, "tiny_llm_bench", module)
-    monkeypatch.setitem(bench.BENCHMARKS, "tiny-llm", "tiny_llm_bench")
+def test_every_summary_has_cost_per_method_and_all(tmp_path, register_benchmark):
+    register_benchmark("tiny-llm", _tiny_llm_benchmark)
     data = tmp_path / "data.json"
     data.write_text("[]")
     ctx = bench.BenchContext(name="tiny-llm", data=data, out=tmp_path / "out", methods=["a", "b"], limit=None, seed=0)
