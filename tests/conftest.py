@@ -27,6 +27,16 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """Streamlit's script runner (AppTest) installs each page as sys.modules["__main__"] and leaves
+    it there. A later "spawn" child process re-runs __main__ from its path on start, so it would run
+    that page (outside Streamlit) before its own target; CI failed that way once. Put pytest's back."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
