@@ -151,6 +151,21 @@ def test_a_run_folder_and_chat_replies(tmp_path):
     assert items[0].evidence[0].text == "Lisbon, Portugal" and items[1].span == (23, 41)
 
 
+def test_chat_replies_split_by_the_factscore_rule_splitter_keep_its_spans():
+    from core.metrics.atomic_facts import RuleFactSplitter
+    from core.resources import load_spacy
+
+    reply = "Lisbon is in Portugal and has about half a million people. It is the capital."
+    turns = [Turn("user", "Tell me about Lisbon."), Turn("assistant", reply)]
+    items = items_from_turns(turns, [None, None], prefix="c2", splitter=RuleFactSplitter(load_spacy()))
+    assert [(i.item_id, i.fact) for i in items] == [("c2:1:0", "Lisbon is in Portugal."),
+                                                    ("c2:1:1", "Lisbon has about half a million people."),
+                                                    ("c2:1:2", "It is the capital.")]
+    # a rewritten fact is not in the reply verbatim: its span is the clause's source, not a fuzzy guess
+    assert reply[slice(*items[1].span)].startswith("Lisbon is in Portugal and has")
+    assert reply[slice(*items[2].span)] == "It is the capital."
+
+
 def test_a_hybridialogue_facts_run_folder_with_two_methods(tmp_path):
     """Its rows carry the item's passages and the human label; the rows of two verifiers are one item."""
     run = tmp_path / "run"

@@ -198,13 +198,15 @@ def test_tasks_from_a_server_data_set_and_from_a_chat(store, monkeypatch):
     chats = Store(store.path)
     cid = chats.create_conversation("Lisbon chat", owner=ALICE)
     chats.add_turn(cid, Turn("user", "Where is Lisbon?"), owner=ALICE)
-    chats.add_turn(cid, Turn("assistant", "Lisbon is in Portugal. It is the capital."),
-                   Reply("Lisbon is in Portugal. It is the capital.", "base", "m"), owner=ALICE)
+    reply = "Lisbon is in Portugal and has about half a million people. It is the capital."
+    chats.add_turn(cid, Turn("assistant", reply), Reply(reply, "base", "m"), owner=ALICE)
     at.radio(key="ann_source").set_value("A chat of this workspace").run()
     at.button(key="ann_import").click().run()
     task = store.find_task("Lisbon chat", owner=ALICE)
-    assert [i.fact for i in store.items(task.id, owner=ALICE)] == ["Lisbon is in Portugal.", "It is the capital."]
-    assert "2 items added" in text(at)
+    # FactScore's atomic facts (the coordinated predicates apart, the subject carried over), not sentences
+    assert [i.fact for i in store.items(task.id, owner=ALICE)] == [
+        "Lisbon is in Portugal.", "Lisbon has about half a million people.", "It is the capital."]
+    assert "3 items added" in text(at)
     # Bob's chat list holds none of Alice's chats
     bob = page(BOB)
     bob.radio(key="ann_source").set_value("A chat of this workspace").run()

@@ -13,7 +13,8 @@ import streamlit as st
 from core.annotation import AnnotationError, AnnotationStore, ImportBatch, TaskInfo
 from core.annotation.facts import items_from_turns
 from core.annotation.formats import read_bytes, read_path, write_csv, write_jsonl
-from core.paths import SHARED_DIR
+from core.metrics.atomic_facts import FactSplitter, SentenceFactSplitter
+from core.paths import SHARED_DIR, MissingResource
 from ui import conversations, resources, runs
 from ui.safe import literal
 
@@ -70,16 +71,28 @@ def _source(store: AnnotationStore, me: str) -> tuple[str, Callable[[], ImportBa
         st.caption("No chat in this workspace yet.")
         return None
     info = st.selectbox("Chat", chats, format_func=conversations.label, key="ann_chat")
-    st.caption("Each reply is split into facts by sentences (the FactScore atomic-fact splitter replaces this once it lands).")
+    st.caption("Each reply is split into atomic facts by FactScore's rule splitter, as the Metrics page splits it "
+               "(by sentences where no spaCy model is installed).")
 
     def load() -> ImportBatch:
         stored = resources.default_store().turns(info.id, owner=me)
-        items = items_from_turns([s.turn for s in stored], [s.reply for s in stored], prefix=info.id)
+        items = items_from_turns([s.turn for s in stored], [s.reply for s in stored], prefix=info.id,
+                                 splitter=_fact_splitter())
         if not items:
             raise AnnotationError("this chat has no replies to split into facts")
         return ImportBatch(items=items, source=f"chat {info.title}")
 
     return info.title[:60], load
+
+
+def _fact_splitter() -> FactSplitter:
+    """The FactScore rule splitter (shared spaCy model); one fact per sentence without spaCy."""
+    from ui.factscore import rule_splitter
+
+    try:
+        return rule_splitter()
+    except MissingResource:
+        return SentenceFactSplitter()
 
 
 def import_section(store: AnnotationStore, me: str, task: TaskInfo | None) -> None:

@@ -1,27 +1,21 @@
 """Facts to judge from text: where a fact sits in its response (for highlighting), and the facts
 of a chat's replies.
 
-A reply is split into facts by sentences (pysbd, via core.text) until the FactScore atomic-fact
-splitter lands (issue 16); `items_from_turns` takes the splitter as an argument so the page can
-pass that one instead."""
+A reply is split by a FactScore splitter (core.metrics.atomic_facts): the page passes the rule
+splitter, so annotators judge the same atomic facts the verifier labels; the default, one fact per
+sentence, needs no model."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from core.annotation.model import Item, Passage
 from core.dialogue import Reply, Turn
+from core.metrics.atomic_facts import FactSplitter, SentenceFactSplitter
 
-Splitter = Callable[[str], list[str]]
 _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|\n+")
 MIN_SPAN_SCORE = 60.0  # rapidfuzz partial ratio below which a fact is not placed in its response
-
-
-def sentence_facts(text: str) -> list[str]:
-    from core.text import split_sentences
-
-    return split_sentences(text)
 
 
 def locate(fact: str, response: str) -> tuple[int, int] | None:
@@ -51,9 +45,11 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def items_from_turns(turns: Sequence[Turn], replies: Sequence[Reply | None], prefix: str,
-                     splitter: Splitter = sentence_facts, max_passages: int = 10) -> list[Item]:
+                     splitter: FactSplitter | None = None, max_passages: int = 10) -> list[Item]:
     """One item per fact of each assistant reply: the turns before it as history, the user turn it
-    answers as the query, the evidence the method used as passages. Ids are `prefix:turn:fact`."""
+    answers as the query, the evidence the method used as passages, the fact's span in the reply as
+    the splitter found it. Ids are `prefix:turn:fact`."""
+    splitter = splitter or SentenceFactSplitter()
     items: list[Item] = []
     for i, (turn, reply) in enumerate(zip(turns, replies)):
         if turn.role != "assistant" or not turn.text.strip():
@@ -64,7 +60,8 @@ def items_from_turns(turns: Sequence[Turn], replies: Sequence[Reply | None], pre
             Passage(id=f"e{k + 1}", text=e.text, title=f"{e.kind} {e.source}".strip())
             for k, e in enumerate((reply.evidence if reply else ())[:max_passages])
         )
-        for k, fact in enumerate(splitter(turn.text)):
-            items.append(Item(item_id=f"{prefix}:{i}:{k}", fact=fact, response=turn.text, query=query, history=history,
-                              evidence=passages, source=reply.method if reply else "", span=locate(fact, turn.text)))
+        for k, fact in enumerate(splitter.split(turn.text).facts):
+            span = (fact.start, fact.end) if 0 <= fact.start < fact.end else locate(fact.text, turn.text)
+            items.append(Item(item_id=f"{prefix}:{i}:{k}", fact=fact.text, response=turn.text, query=query, history=history,
+                              evidence=passages, source=reply.method if reply else "", span=span))
     return items

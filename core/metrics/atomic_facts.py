@@ -1,6 +1,6 @@
 """Atomic facts of a response (the paper's Table 7/8 splitting step).
 
-Two splitters behind one base:
+Three splitters behind one base:
 
 - `LLMFactSplitter`: the paper's splitting prompt, one sentence at a time, for a strong endpoint.
   Each returned fact is located back in its sentence (fuzzy match) to keep a source span; a
@@ -9,6 +9,7 @@ Two splitters behind one base:
   coordinated predicates ("X was born in A and grew up in B" -> two facts, the subject carried
   over) and relative clauses ("X, which is in A, won B" -> "X won B" and "X is in A"). A sentence
   without a verb (a phrase, a list item) stays whole, as the prompt asks.
+- `SentenceFactSplitter`: one fact per sentence, for where no spaCy model is installed.
 
 Both bound their work: responses longer than `max_chars` are cut (and say so), at most
 `max_facts` facts come back, so a 100 KB response costs no more than a long one.
@@ -74,6 +75,15 @@ class FactSplitter(ABC):
     @abstractmethod
     def _split(self, sentences: list[tuple[int, int, str]]) -> tuple[list[AtomicFact], int]:
         """Facts of the located sentences, and how many sentences used a fall-back."""
+
+
+class SentenceFactSplitter(FactSplitter):
+    """One fact per sentence (pysbd): the splitter that needs no model, used where spaCy is missing."""
+
+    name = "sentences"
+
+    def _split(self, sentences):
+        return [AtomicFact(text, start, end, index) for index, (start, end, text) in enumerate(sentences)], 0
 
 
 class RuleFactSplitter(FactSplitter):
