@@ -175,3 +175,19 @@ def test_cost_meters_take_the_servers_usage_and_tokenizer(small):
     assert got["stream"] == {"llm_calls": 1, "prompt_tokens": templated, "completion_tokens": len(small.tokenize(text))}
     candidates = len(small.tokenize("Lisbon")) + len(small.tokenize("Paris"))
     assert got["score"] == {"llm_calls": 1, "prompt_tokens": templated + candidates, "completion_tokens": 0}
+
+
+def test_generated_token_logprobs_are_what_scoring_reads(small):
+    """The log-probabilities llama.cpp reports for the tokens it generated (the MCTS reasoner's
+    tau_r without a second pass) agree with scoring the same text after the same prompt."""
+    from core.llm.base import Message
+    from core.methods.mcts.reasoner import generated_logprob
+
+    messages = [Message("user", "Complete the sentence with a few words: After the rain, the children")]
+    reply = small.chat(messages, temperature=0.0, max_tokens=8)
+    assert reply.token_logprobs and len(reply.token_logprobs) == reply.completion_tokens
+    assert all(t.logprob <= 0.0 for t in reply.token_logprobs)
+    generated = generated_logprob(reply.token_logprobs, reply.text)
+    assert generated is not None
+    [[scored]] = small.score_batch([(messages, [reply.text])])
+    assert generated[0] == pytest.approx(scored, abs=0.01 * generated[1])  # 1e-5 apart here; slots may differ a little

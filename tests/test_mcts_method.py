@@ -3,18 +3,19 @@ method and the dialogue loaders."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
-from core.llm.base import ScoringUnsupported
+from core.llm.base import Completion, ScoringUnsupported, TokenLogprob
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.mcts.config import RELATIONS, MCTSConfig, ReasonerSettings, SearchSettings
 from core.methods.mcts.critics import length_term, retrieval_value
-from core.methods.mcts.reasoner import Reasoner, clean_completion, render_statement
+from core.methods.mcts.reasoner import Reasoner, clean_completion, generated_logprob, render_statement
 from core.methods.mcts.retriever import KnowledgeSearch, result_trace
 from core.resources import HashingEmbedder
 from tests.mcts_helpers import tiny_kb, write_kb
@@ -100,6 +101,55 @@ def test_reasoner_empty_context_and_cleaning():
     assert clean_completion("He is tired, as a result, the speaker feels sleepy", "He is tired, as a result, the speaker feels") == "sleepy"
 
 
+def _pieces(*pairs):
+    return tuple(TokenLogprob(piece.encode(), lp) for piece, lp in pairs)
+
+
+def test_generated_logprob_reads_the_tokens_that_spell_the_inference():
+    tokens = _pieces((" happy", -0.5), (" dog", -1.0), (".", -2.0))
+    assert generated_logprob(tokens, "happy dog") == (-1.5, 2)  # the full stop after it is not counted
+    assert generated_logprob(tokens, "happy") == (-0.5, 1)
+    assert generated_logprob(tokens, "happy do") is None  # the cut falls inside a token
+    assert generated_logprob(tokens, "dog") is None  # not what the model wrote first (an echo was cut)
+    assert generated_logprob(None, "happy") is None and generated_logprob(tokens, "") is None
+    assert generated_logprob(_pieces(("caf", -0.1), ("\u00e9", -0.2)), "caf\u00e9") == pytest.approx((-0.3, 2))
+
+
+class LogprobLLM(ScriptedLLM):
+    """Reports token log-probabilities with each completion (a token per word or mark, -0.25 each), as
+    llama.cpp does; records what it is asked to score."""
+
+    def __init__(self, reply):
+        super().__init__(reply, scorer=lambda m, c: -9.0)
+        self.scored: list[str] = []
+
+    def _complete(self, batch, temperature, max_tokens, stop):
+        out = []
+        for c in super()._complete(batch, temperature, max_tokens, stop):
+            pieces = tuple(TokenLogprob(w.encode(), -0.25) for w in re.findall(r" ?\w+| ?[^\w\s]", c.text))
+            out.append(Completion(c.text, c.model, 0.0, token_logprobs=pieces))
+        return out
+
+    def _score(self, messages, candidates):
+        self.scored += list(candidates)
+        return super()._score(messages, candidates)
+
+
+def test_reasoner_reads_tau_from_the_generation_and_scores_only_what_it_cannot():
+    def reply(messages):
+        text = messages[-1].content
+        if "as a result, the speaker feels ..." in text:  # echoes the statement: its tail is scored
+            return "as a result, the speaker feels happy."
+        return _reply_by_relation(messages) + "."
+
+    llm = LogprobLLM(reply)
+    by_rel = {c.relation: c for c in _reasoner(llm).infer(CONTEXT).candidates}
+    assert by_rel["xWant"].text == "to play with cats" and by_rel["xWant"].tau == pytest.approx(-0.25)
+    assert by_rel["xWant"].tokens == 4  # the generated tokens that spell it, not the full stop
+    assert by_rel["xReact"].text == "happy" and by_rel["xReact"].tau == pytest.approx(-9.0)
+    assert llm.scored == ["happy"]  # one scoring request instead of ten
+
+
 def test_reasoner_cache_serves_repeats(tmp_path):
     llm = ScriptedLLM(_reply_by_relation, scorer=_scorer)
     r = Reasoner(llm, HashingEmbedder(128), ReasonerSettings(), cache_dir=tmp_path)
@@ -107,6 +157,14 @@ def test_reasoner_cache_serves_repeats(tmp_path):
     calls = llm.calls
     second = r.infer(CONTEXT)
     assert llm.calls == calls and second.candidates == first.candidates
+
+
+def test_reasoner_cache_keeps_the_generated_logprobs(tmp_path):
+    llm = LogprobLLM(lambda m: _reply_by_relation(m) + ".")
+    first = Reasoner(llm, HashingEmbedder(128), ReasonerSettings(), cache_dir=tmp_path).infer(CONTEXT)
+    again = Reasoner(LogprobLLM(lambda m: "never asked"), HashingEmbedder(128), ReasonerSettings(), cache_dir=tmp_path)
+    second = again.infer(CONTEXT)
+    assert second.candidates == first.candidates and again.llm.calls == 0
 
 
 # -- the search ----------------------------------------------------------------------------------

@@ -25,6 +25,15 @@ class Message:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token: its bytes (a token can hold part of a character) and its log-probability
+    under the model's own distribution (not the sampler's)."""
+
+    piece: bytes
+    logprob: float
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     model: str
@@ -33,6 +42,9 @@ class Completion:
     completion_tokens: int = 0
     truncated: int = 0  # messages dropped or cut to fit the context window (0 = the whole prompt)
     finish_reason: str = ""  # "stop" | "length" | "" when the backend does not say
+    # every generated token, in order, where the backend reports them (llama.cpp does); `text` is
+    # these pieces cut at a stop string and stripped. None: not reported.
+    token_logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 class LLMError(RuntimeError):

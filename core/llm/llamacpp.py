@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from core.llm.base import LLM, Completion, LLMError, Message
+from core.llm.base import LLM, Completion, LLMError, Message, TokenLogprob
 from core.llm.gguf_models import resolve_gguf
 from core.llm.trie_scoring import candidate_tokens, score_by_trie
 
@@ -57,6 +57,15 @@ def clean_text(text) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     return (text or "").encode("utf-8", errors="replace").decode("utf-8")
+
+
+def token_logprobs(choice: dict) -> tuple[TokenLogprob, ...] | None:
+    """The generated tokens of an OpenAI-style chat choice with `logprobs`; None when absent."""
+    content = (choice.get("logprobs") or {}).get("content")
+    if content is None:
+        return None
+    return tuple(TokenLogprob(bytes(t["bytes"]) if t.get("bytes") is not None else t["token"].encode(), float(t["logprob"]))
+                 for t in content)
 
 
 class LlamaCppLLM(LLM):
@@ -181,13 +190,14 @@ class LlamaCppLLM(LLM):
     def _complete_one(self, messages: list[Message], temperature: float, max_tokens: int, stop, extra: dict | None = None) -> Completion:
         t0 = time.perf_counter()
         request, cut = self._request(messages, temperature, max_tokens, stop)
+        request.update({"logprobs": True, "top_logprobs": 1})  # the generated tokens' log-probabilities, nearly free
         request.update(extra or {})
         out = self._call(self.server.handle_chat_completions, request)
         choice = out["choices"][0]
         usage = out.get("usage", {})
         return Completion(clean_text(choice["message"].get("content")), self.name, time.perf_counter() - t0,
                           usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), truncated=cut,
-                          finish_reason=choice.get("finish_reason") or "")
+                          finish_reason=choice.get("finish_reason") or "", token_logprobs=token_logprobs(choice))
 
     def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
         if len(batch) == 1:

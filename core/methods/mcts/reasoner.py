@@ -6,7 +6,11 @@ completion per relation, all in one batch); each candidate r gets the paper's co
 
     tau_r = (1 / |d|) * sum_t log P(y_t | y_<t, rel, C)
 
-the mean token log-likelihood of the completion, scored by the same LLM (`LLM.score_batch`).
+the mean token log-likelihood of the completion. Where the backend reports the log-probabilities
+of the tokens it generated (llama.cpp does) and the cleaned inference is what the model wrote first,
+tau_r is read from them: the same quantity, without a second pass. Otherwise (an echo of the prompt
+was cut off the front, or the backend does not report them) the same LLM scores the inference
+(`LLM.score_batch`).
 A greedy DPP then picks a diverse subset: kernel L = diag(q) S diag(q) with q = exp(tau_r) (the
 geometric-mean token probability: relevance on the diagonal) and S the cosine similarity of the
 inferences' embeddings (redundancy off it).
@@ -30,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.llm.base import LLM, Message, ScoringUnsupported
+from core.llm.base import LLM, Message, ScoringUnsupported, TokenLogprob
 from core.llm.prompts import render_prompt
 from core.methods.mcts.config import RELATIONS, ReasonerSettings
 from core.methods.mcts.dpp import greedy_dpp, quality_diversity_kernel
@@ -76,6 +80,27 @@ class Reasoning:
 def render_statement(statement: str) -> str:
     """Table I writes the agent as x / X (PersonX in ATOMIC): here, the speaker of the last turn."""
     return re.sub(r"\b[xX]\b", "the speaker", statement)
+
+
+def generated_logprob(pieces: Sequence[TokenLogprob] | None, text: str) -> tuple[float, int] | None:
+    """(total log-probability, tokens) of the generated tokens that spell `text`, when `text` is the
+    start of the generation (after leading whitespace) and ends on a token boundary: what the model
+    wrote after it (a full stop, words past the cut) does not change those tokens' probabilities.
+    None otherwise: an echo was cut off the front (the tokens were conditioned on it), the text was
+    rewritten, or the cut falls inside a token."""
+    if not pieces or not text:
+        return None
+    raw = b"".join(t.piece for t in pieces)
+    lead = len(raw) - len(raw.lstrip())
+    target = text.encode("utf-8")
+    if not raw[lead:].startswith(target):
+        return None
+    end, at, total, n = lead + len(target), 0, 0.0, 0
+    for token in pieces:
+        if at >= end:
+            break
+        total, n, at = total + token.logprob, n + 1, at + len(token.piece)
+    return (total, n) if at == end else None
 
 
 def clean_completion(raw: str, prefix: str, statement: str = "", max_words: int = 12) -> str:
@@ -138,19 +163,20 @@ class Reasoner:
         if not [t for t in turns if t.strip()]:
             return Reasoning((), (), False, 0.0, 0.0, ("empty context: no inferences",))
         prompts = self.prompts(turns)
-        texts, tokens = self._generate([m for *_, m in prompts])
+        texts, tokens, pieces = self._generate([m for *_, m in prompts])
         notes = [COMET_NOTE]
-        kept = [(rel, st, m, clean_completion(raw, prefix, st), n, raw)
-                for (rel, st, prefix, m), raw, n in zip(prompts, texts, tokens)]
-        kept = [(rel, st, m, text, n if text == raw.strip() and n else max(1, approx_tokens(text)))
-                for rel, st, m, text, n, raw in kept if words(text)]
+        kept = [(rel, st, m, clean_completion(raw, prefix, st), n, raw, p)
+                for (rel, st, prefix, m), raw, n, p in zip(prompts, texts, tokens, pieces)]
+        kept = [(rel, st, m, text, n if text == raw.strip() and n else max(1, approx_tokens(text)), generated_logprob(p, text))
+                for rel, st, m, text, n, raw, p in kept if words(text)]
         dropped = len(prompts) - len(kept)
         if dropped:
             notes.append(f"{dropped} relation(s) gave an empty completion and were dropped")
-        taus, scored = self._taus([(m, text) for _, _, m, text, _ in kept], [n for *_, n in kept])
+        kept = [(rel, st, m, text, g[1] if g else n, g) for rel, st, m, text, n, g in kept]
+        taus, scored = self._taus([(m, text, g) for _, _, m, text, _, g in kept], [n for *_, n, _ in kept])
         if not scored:
             notes.append(f"{self.llm.name} cannot score continuations: tau_r unavailable, the DPP selects for diversity only")
-        candidates = [Inference(rel, st, text, tau, n) for (rel, st, _, text, n), tau in zip(kept, taus)]
+        candidates = [Inference(rel, st, text, tau, n) for (rel, st, _, text, n, _), tau in zip(kept, taus)]
         chosen, logdet = self._select(candidates, scored)
         ranked = {i: r for r, i in enumerate(chosen)}
         candidates = [Inference(c.relation, c.statement, c.text, c.tau, c.tokens, i in ranked, ranked.get(i))
@@ -159,7 +185,8 @@ class Reasoner:
         return Reasoning(tuple(candidates), selected, scored, logdet, time.perf_counter() - t0, tuple(notes))
 
     # -- steps -------------------------------------------------------------------------------
-    def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int]]:
+    def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int], list[tuple[TokenLogprob, ...] | None]]:
+        """(text, generated tokens, their log-probabilities or None) per prompt, from the cache or the LLM."""
         s = self.settings
         keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature) for msgs in batch]
         found = [self.cache.get(k) if self.cache else None for k in keys]
@@ -167,16 +194,21 @@ class Reasoner:
         if todo:
             outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens)
             for i, c in zip(todo, outs):
-                found[i] = {"text": c.text, "tokens": c.completion_tokens}
+                lps = None if c.token_logprobs is None else [[t.piece.hex(), t.logprob] for t in c.token_logprobs]
+                found[i] = {"text": c.text, "tokens": c.completion_tokens, "logprobs": lps}
                 if self.cache:
                     self.cache.put(keys[i], found[i])
-        return [f["text"] for f in found], [int(f.get("tokens") or 0) for f in found]
+        pieces = [None if f.get("logprobs") is None else tuple(TokenLogprob(bytes.fromhex(h), float(lp)) for h, lp in f["logprobs"])
+                  for f in found]
+        return [f["text"] for f in found], [int(f.get("tokens") or 0) for f in found], pieces
 
-    def _taus(self, requests: list[tuple[list[Message], str]], tokens: list[int]) -> tuple[list[float | None], bool]:
+    def _taus(self, requests: list[tuple[list[Message], str, tuple[float, int] | None]],
+              tokens: list[int]) -> tuple[list[float | None], bool]:
+        """tau_r per candidate: from its generation where given, else scored by the LLM."""
         if not requests:
             return [], True
-        keys = [_key(self.llm.name, "score", [(m.role, m.content) for m in msgs], text) for msgs, text in requests]
-        found = [self.cache.get(k) if self.cache else None for k in keys]
+        keys = [_key(self.llm.name, "score", [(m.role, m.content) for m in msgs], text) for msgs, text, _ in requests]
+        found = [g[0] if g else self.cache.get(k) if self.cache else None for k, (_, _, g) in zip(keys, requests)]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             try:
