@@ -5,7 +5,7 @@ wall time, peak memory, size on disk, and the machine's load average sampled whi
         --out results/mcts-kb-50k-build.json
 
 The build resumes through the on-disk embedding cache, so an interrupted run restarts where it
-stopped; `resumed_embeddings` in the output says how many vectors came from that cache.
+stopped (and a rebuild with a warm cache times the parse and index steps, not the embedding).
 """
 
 from __future__ import annotations

@@ -106,6 +106,23 @@ def test_dsm_updates_benchmark_on_a_tiny_file(tmp_path):
     assert items[1]["latest_kept"] is True and items[1]["stale"] is None
     assert summary["timings"]["dsm"]["maintenance"]["n"] == 6
     assert set(summary["timings"]["dsm"]["maintenance"]) >= {"median_s", "p95_s"}
+    assert dsm["answer_pruned"] == 0 and not items[2]["answer_pruned"]  # pruning Paris is right for q4
+
+    # another question type: a current answer extracted, then pruned, counts as a false prune
+    for item in data:
+        item["question_type"] = "single-session-user"
+    data[0]["question_id"], data[0]["answer"] = "s1", "17"  # 17 was stated, then replaced by 25
+    data[0]["haystack_sessions"][0][0]["has_answer"] = False  # the evidence is the 17 turn alone
+    path.write_text(json.dumps(data))
+    options = {"question_type": "single-session-user"}
+    run_benchmark(BenchContext("dsm-updates", path, tmp_path / "ssu", ["dsm"], None, 0, options=options, progress=False))
+    summary, items = read_run(tmp_path / "ssu")
+    assert [(i["question_id"], i["answer_pruned"]) for i in items] == [("s1", True), ("q2", False), ("q4", False)]
+    assert summary["results"]["dsm"]["answer_pruned"] == 1 / 3
+    assert summary["settings"]["question_type"].startswith("single-session-user")
+    with pytest.raises(ValueError, match="no 'multi-session' questions"):
+        run_benchmark(BenchContext("dsm-updates", path, tmp_path / "ms", ["dsm"], None, 0,
+                                   options={"question_type": "multi-session"}, progress=False))
 
 
 @pytest.mark.slow

@@ -73,6 +73,11 @@ def test_knowledge_retrieval_benchmark_end_to_end(kb_setup, embedder, shared_dat
         assert row["alignment_curve"]["0.0"] >= row["alignment_curve"]["1.0"]
         assert summary["timings"][method]["query"]["n"] == 3
     assert not summary["settings"]["kb"].startswith("/")  # recorded relative to the repository
+    # the paired differences agree with the table's rows (every context has 5 sentences here)
+    cell = summary["paired"]["mcts - bm25"]["rougel_overlap"]
+    rows = summary["results"]
+    assert cell["n"] == 3 and cell["low"] <= cell["diff"] <= cell["high"]
+    assert cell["diff"] == pytest.approx(rows["mcts"]["rougel_overlap"] - rows["bm25"]["rougel_overlap"], abs=0.02)
     items = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
     assert len(items) == 3 and len(items[0]["methods"]["mcts"]["sentences"]) == 5
     assert items[0]["reasoning"]["candidates"]

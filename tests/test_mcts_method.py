@@ -333,3 +333,20 @@ def test_mcts_memory_retrievers_run_in_the_locomo_benchmark(tmp_path):
     assert summary["results"]["mcts-s"]["recall@5"] == 1.0  # both sessions fit in K = 5
     assert summary["settings"]["retrievers"]["mcts-t"]["horizon"] == 3
     assert items[0]["methods"]["mcts-t"]["chunks"]
+
+
+def test_paired_differences_by_hand():
+    from core.benchmarks.knowledge_retrieval import paired_differences
+
+    def per(f1s, rls, best):
+        return {"semantic": [None if f is None else {"p": f, "r": f, "f1": f} for f in f1s],
+                "rouge": [None if r is None else {"rouge1": r, "rouge2": r, "rougeL": r} for r in rls], "best": best}
+
+    table = {"mcts": per([0.5, 0.4, None], [0.1, 0.3, 0.2], [0.9, 0.2, 0.6]),
+             "dense": per([0.6, 0.6, 0.7], [0.2, 0.2, 0.2], [0.1, 0.7, 0.8])}
+    cell = paired_differences(table, resamples=200)["mcts - dense"]
+    assert cell["semantic_overlap_f1"]["n"] == 2  # the third context has no mcts value
+    assert cell["semantic_overlap_f1"]["diff"] == pytest.approx(100 * ((0.5 - 0.6) + (0.4 - 0.6)) / 2)
+    assert cell["rougel_overlap"]["diff"] == pytest.approx(100 * (-0.1 + 0.1 + 0.0) / 3)
+    assert cell["alignment@0.5"]["diff"] == pytest.approx(100 * (1 - 0 + 0 - 1 + 1 - 1) / 3)  # 1/0 above 0.5
+    assert cell["semantic_overlap_f1"]["low"] <= cell["semantic_overlap_f1"]["diff"] <= cell["semantic_overlap_f1"]["high"]

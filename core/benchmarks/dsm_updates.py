@@ -21,6 +21,10 @@ skipped), the memory observes the question's sessions in date order, one mainten
   update), and earlier_in_history: for the questions asking for the value before the update, it is
   on a triple pruned in the history.
 
+- answer_pruned: a current-value answer was extracted, pruned as a conflict, and is not in the
+  graph. With `--question-type single-session-user` (nothing is updated there) this is the
+  false-prune rate of the conflict stage.
+
 Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
 each stage. Options: --statements text|llm|auto, --extractor auto|llm|spacy|union,
 --llm-conflicts auto|on|off, --no-reasoner.
@@ -61,6 +65,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--slot-threshold", type=float, default=None,
                         help="embedding cosine for slot conflicts (default: DSMConfig's); a negative value: "
                              "vocabulary match only, no embedder")
+    parser.add_argument("--question-type", default="knowledge-update",
+                        help="LongMemEval question type to read (default knowledge-update). On a type where nothing "
+                             "is updated (single-session-user) answer_pruned counts false prunes: a true answer removed")
     parser.add_argument("--explain", action="store_true",
                         help="also write DIR/explain.md and DIR/explain.jsonl: per question the update sentence, "
                              "its triples, the conflicts found and the miss cause")
@@ -237,12 +244,16 @@ def run(ctx: BenchContext) -> BenchResult:
     needs_llm = config.statements != "text" or config.llm_conflicts != "off" or config.extractor in ("llm", "union")
     tools = ctx.make_tools() if needs_llm and ctx.make_tools is not None else None
     nlp = load_spacy()
-    instances = [i for i in load_longmemeval(ctx.data) if i.question_type == "knowledge-update" and not i.abstention]
+    question_type = opts.get("question_type") or "knowledge-update"
+    instances = [i for i in load_longmemeval(ctx.data) if i.question_type == question_type and not i.abstention]
+    if not instances:
+        raise ValueError(f"no {question_type!r} questions (abstention ones skipped) in {ctx.data}")
     if ctx.limit:
         instances = instances[: ctx.limit]
     stages: dict[str, list[float]] = {}
     explanations: list[dict] = []
-    tallies = {"latest": 0, "with_stale": 0, "stale_removed": 0, "stale_pruned": 0, "updated": 0, "rounds": 0, "pruned": 0}
+    tallies = {"latest": 0, "with_stale": 0, "stale_removed": 0, "stale_pruned": 0, "updated": 0, "rounds": 0, "pruned": 0,
+               "answer_pruned": 0}
     kinds: Counter = Counter()
     kept_by_kind: Counter = Counter()
     for instance in _progress(instances, ctx):
@@ -264,6 +275,7 @@ def run(ctx: BenchContext) -> BenchResult:
         kept_by_kind[item["answer_kind"]] += item["latest_kept"] if item["answer_kind"] != "earlier" else item["earlier_in_history"]
         tallies["rounds"] += item["rounds"]
         tallies["pruned"] += item["pruned_triples"]
+        tallies["answer_pruned"] += item["answer_pruned"]
         if item["stale"] is not None:
             tallies["with_stale"] += 1
             tallies["stale_removed"] += item["stale_removed"]
@@ -279,6 +291,9 @@ def run(ctx: BenchContext) -> BenchResult:
         "questions_with_stale": tallies["with_stale"],
         "rounds": tallies["rounds"],
         "pruned_per_round": tallies["pruned"] / max(1, tallies["rounds"]),
+        # the current answer was extracted, then pruned as a conflict, and is not in the graph: a
+        # true value removed (for questions asking for the earlier value, pruning it is right)
+        "answer_pruned": tallies["answer_pruned"] / max(1, n),
         **per_round(ctx.cost.get("dsm", {}), tallies["rounds"]),
         # beside the headline figures, never instead of them: latest_kept over the questions whose
         # answer is a current value the check can find, and, for questions asking for the value
@@ -295,7 +310,7 @@ def run(ctx: BenchContext) -> BenchResult:
                 "reasoner": config.reasoner,
                 "slot_threshold": config.slot_threshold, "embedder": embedder.name if embedder is not None else "none",
                 "assistant_sentences": config.assistant_sentences, "llm": tools.llm.name if tools else "none",
-                "question_type": "knowledge-update (abstention questions skipped)", "unit": "round = user turn + reply"}
+                "question_type": f"{question_type} (abstention questions skipped)", "unit": "round = user turn + reply"}
     return BenchResult(results=results, timings={"dsm": stages}, settings=settings)
 
 
@@ -338,6 +353,7 @@ def evaluate(instance, memory, nlp) -> dict:
         "latest": latest if latest is not None else instance.answer, "stale": stale, "answer_kind": kind,
         "latest_kept": bool(kept), "stale_removed": bool(removed), "stale_pruned": bool(pruned),
         "earlier_in_history": kind == "earlier" and in_history(memory, instance.answer),
+        "answer_pruned": kind == "latest" and not kept and in_history(memory, instance.answer),
         "rounds": len(memory.history), "facts": sum(1 for _ in memory.facts()),
         "pruned_triples": sum(len(r.pruned) for r in memory.history), "question_facts": len(triples),
         "maintenance_s_mean": sum(maintenance) / max(1, len(maintenance)),

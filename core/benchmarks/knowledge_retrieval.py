@@ -9,7 +9,8 @@ reasoner's inferences (`--baseline-query context` for the context alone).
 
 Metrics (names fixed): semantic_overlap_p/_r/_f1 (BERTScore between every pair of a method's
 sentences), rouge1/2/l_overlap (ROUGE F between the pairs), all 0-100 and lower = more diverse;
-alignment@0.5, alignment_no_threshold, alignment_curve (core.metrics.alignment). Timings per
+alignment@0.5, alignment_no_threshold, alignment_curve (core.metrics.alignment). `paired`: each
+MCTS row minus each baseline on the same contexts, with a 95% bootstrap interval. Timings per
 method: `query` = the whole retrieval for one context (the reasoner's run included for the
 methods that use it), `search` = without the reasoner; `reasoner.infer` counts only runs where the
 LLM actually ran (not served from the reasoner's disk cache).
@@ -131,7 +132,8 @@ def run(ctx) -> BenchResult:
                                        "ids": [e.meta.get("sentence_id") for e in found], "query_s": round(total, 4),
                                        "search_s": round(search_s, 4), "notes": notes}
         ctx.write_item(record)
-    results = _metrics(items, retrieved, o)
+    per = per_context([it["transition"] for it in items], retrieved, o)
+    results = _metrics(per, retrieved)
     return BenchResult(
         results=results,
         timings=timings,
@@ -141,7 +143,8 @@ def run(ctx) -> BenchResult:
                   "bertscore": f"{o.get('bertscore_model') or 'packaged all-MiniLM-L6-v2'}, layer {o.get('bertscore_layers', 4)}",
                   "nli": o.get("nli_model") or "assets/models/nli-minilm-l6",
                   "alignment": "premise = next human turn, hypothesis = knowledge; per context the best sentence"},
-        extra={"contexts": len(items), "kb_load_s": round(kb_seconds, 2), "reasoner_cache_hits": cached_runs},
+        extra={"contexts": len(items), "kb_load_s": round(kb_seconds, 2), "reasoner_cache_hits": cached_runs,
+               "paired": paired_differences(per)},
     )
 
 
@@ -170,29 +173,72 @@ def _retrieve(name, method, context, reasoning, k, baseline_query):
     return method.retrieve(query, k), []
 
 
-def _metrics(items, retrieved, options) -> dict:
-    from core.metrics.alignment import alignment_scores, best_entailment
+def _metrics(per: dict, retrieved: dict) -> dict:
+    """The table's rows: per method, the per-context values averaged (0-100)."""
+    from core.metrics.alignment import alignment_scores
+
+    results = {}
+    for name, sets in retrieved.items():
+        sem = [s for s in per[name]["semantic"] if s is not None]
+        rouge = [r for r in per[name]["rouge"] if r is not None]
+        results[name] = {
+            "semantic_overlap_p": _pct([s["p"] for s in sem]), "semantic_overlap_r": _pct([s["r"] for s in sem]),
+            "semantic_overlap_f1": _pct([s["f1"] for s in sem]),
+            "rouge1_overlap": _pct([r["rouge1"] for r in rouge]), "rouge2_overlap": _pct([r["rouge2"] for r in rouge]),
+            "rougel_overlap": _pct([r["rougeL"] for r in rouge]),
+            **alignment_scores(per[name]["best"]),
+            "mean_retrieved": round(float(np.mean([len(s) for s in sets])), 3) if sets else 0.0,
+            "n": len(sets),
+        }
+    return results
+
+
+def per_context(transitions, retrieved, options) -> dict[str, dict[str, list]]:
+    """Per method, per context: BERTScore overlap (p, r, f1) and ROUGE overlaps of its sentences'
+    pairs (None under two sentences), and the best entailment of the next turn by one of them."""
+    from core.metrics.alignment import best_entailment
     from core.metrics.diversity import bertscore_overlap, load_bertscorer, rouge_overlap
     from core.metrics.nli import load_nli
 
     bert = load_bertscorer(options.get("bertscore_model", ""), int(options.get("bertscore_layers", 4)))
     nli = load_nli(options.get("nli_model", ""))
-    transitions = [it["transition"] for it in items]
-    results = {}
-    for name, sets in retrieved.items():
-        sem = [s for s in bertscore_overlap(sets, bert) if s is not None]
-        rouge = [r for r in (rouge_overlap(s) for s in sets) if r is not None]
-        row = {
-            "semantic_overlap_p": _pct([s["p"] for s in sem]), "semantic_overlap_r": _pct([s["r"] for s in sem]),
-            "semantic_overlap_f1": _pct([s["f1"] for s in sem]),
-            "rouge1_overlap": _pct([r["rouge1"] for r in rouge]), "rouge2_overlap": _pct([r["rouge2"] for r in rouge]),
-            "rougel_overlap": _pct([r["rougeL"] for r in rouge]),
-            **alignment_scores(best_entailment(transitions, sets, nli)),
-            "mean_retrieved": round(float(np.mean([len(s) for s in sets])), 3) if sets else 0.0,
-            "n": len(sets),
-        }
-        results[name] = row
-    return results
+    return {name: {"semantic": bertscore_overlap(sets, bert), "rouge": [rouge_overlap(s) for s in sets],
+                   "best": best_entailment(transitions, sets, nli)} for name, sets in retrieved.items()}
+
+
+PAIRED_METRICS = ("semantic_overlap_f1", "rougel_overlap", "alignment@0.5")
+
+
+def context_values(per: dict[str, list], metric: str) -> list[float | None]:
+    """One method's per-context value of a headline metric, 0-1 (None where it is undefined)."""
+    if metric == "semantic_overlap_f1":
+        return [s["f1"] if s else None for s in per["semantic"]]
+    if metric == "rougel_overlap":
+        return [r["rougeL"] if r else None for r in per["rouge"]]
+    if metric == "alignment@0.5":
+        return [float(b > 0.5) for b in per["best"]]
+    raise ValueError(f"no per-context values for {metric!r}")
+
+
+def paired_differences(per: dict[str, dict[str, list]], rows=MCTS_ROWS, against=BASELINE_ROWS,
+                       metrics=PAIRED_METRICS, resamples: int = 2000, seed: int = 0) -> dict:
+    """Each MCTS row minus each baseline on the same contexts, per metric: the mean difference and
+    its 95% bootstrap interval, x100 like the table (overlaps: below 0 = more diverse; alignment:
+    above 0 = better aligned). Contexts where either value is undefined are left out."""
+    from core.metrics.report import bootstrap_ci
+
+    out = {}
+    for a in (r for r in rows if r in per):
+        for b in (r for r in against if r in per):
+            cell = {}
+            for metric in metrics:
+                diffs = [x - y for x, y in zip(context_values(per[a], metric), context_values(per[b], metric))
+                         if x is not None and y is not None]
+                low, high = bootstrap_ci(diffs, resamples, seed)
+                cell[metric] = {"diff": round(100 * float(np.mean(diffs)), 2) if diffs else float("nan"),
+                                "low": round(100 * low, 2), "high": round(100 * high, 2), "n": len(diffs)}
+            out[f"{a} - {b}"] = cell
+    return out
 
 
 def _pct(values) -> float:
