@@ -52,6 +52,11 @@ DEV_SENTENCES = {
     "a2f3aa27": ["And by the way, I've got 1250 followers on Instagram now, so it'd be great to get some insights on how to optimize my content for them.",
                  "By the way, I've been meaning to check my current follower count - I think I'm close to 1300 now."],
     "affe2881-earlier": ["By the way, speaking of bird identification, I've been keeping track of the species I've seen in my local park, and I've managed to spot 27 different species so far."],
+    # multi-session questions (nothing updated): slots of different things that must not conflict
+    "2788b940": ["By the way, I usually take Zumba classes on Tuesdays and Thursdays at 7:00 PM, so something upbeat would be great.",
+                 "By the way, I'm not free on Sundays since I have my yoga class at 6:00 PM, so anything that can be done on other days would be great."],
+    "gpt4_194be4b3": ["By the way, I've had my acoustic guitar, a Yamaha FG800, for about 8 years, and it's been a great companion for songwriting and camping trips.",
+                      "By the way, I've had my black Fender Stratocaster electric guitar for about 5 years now, and it's been my go-to instrument for playing blues and rock music."],
     "618f13b2-earlier": ["And, I'm happy to report that I've worn my new black Converse Chuck Taylor All Star sneakers four times already, including to my friend's birthday party last Saturday."],
 }
 
@@ -285,6 +290,44 @@ def test_a_running_total_restates_every_count_of_its_kind(nlp):
     other.observe_round(DEV_SENTENCES["affe2881-earlier"][0], "")
     other.observe_round("I photographed 5 different species in my local park today.", "")
     assert amounts(other.graph, 27)
+
+
+def test_different_things_of_one_kind_are_not_one_slot(nlp):
+    """Different kind words on both sides, or different names on both sides: two things (multi-session
+    dev pairs the embedder scores 0.47-0.68); one side without them may be the same thing (the
+    labelled dev updates below stay candidates)."""
+    m = SlotMatcher(None, 0.4, nlp=nlp)
+    assert m.different_things(("Zumba classes", ""), ("yoga classes", "")).startswith("different class")
+    assert m.different_things(("weightlifting class", ""), ("yoga class", "")).startswith("different class")
+    assert m.different_things(("years", "Yamaha FG800"), ("years", "my black Fender Stratocaster electric guitar")).startswith("different names")
+    assert m.different_things(("Zumba classes", ""), ("attend Hip Hop Abs", "")).startswith("different names")
+    for a, b in [(("videos", ""), ("Crash Course videos", "")), (("different species", ""), ("total species", "")),
+                 (("new postcards", ""), ("postcards", "")), (("trips", "my camera"), ("trips", "80D")),
+                 (("gym sessions", ""), ("head to gym", "")), (("Converse Chuck Taylor", ""), ("times", ""))]:
+        assert m.different_things(a, b) == "", (a, b)
+    assert SlotMatcher(None, 0.4).different_things(("Zumba classes", ""), ("yoga classes", "")) == ""  # no parser: not checked
+
+
+def test_a_memory_that_loads_its_parser_late_gives_it_to_the_slot_stage():
+    m = DynamicStructuredMemory(None, config=DSMConfig(statements="text", llm_conflicts="off", background=False))
+    assert m.slots.nlp is None
+    m.observe_round(DEV_SENTENCES["2788b940"][0], "")
+    assert m.slots.nlp is not None
+
+
+@pytest.mark.slow
+def test_a_class_and_a_guitar_keep_their_values_beside_another_of_their_kind(nlp, embedder):
+    """2788b940: the yoga class at 6 pm does not replace the Zumba classes at 7 pm (cosine 0.68 for
+    'my Zumba classes' / 'my yoga classes'); gpt4_194be4b3: 5 years with the Fender does not replace
+    8 years with the Yamaha."""
+    m = memory(nlp, embedder=embedder)
+    for text in DEV_SENTENCES["2788b940"]:
+        assert not m.observe_round(text, "").pruned
+    assert {o for _, p, o in m.graph if p == DSM.atTime} == {Literal(dt.time(19, 0)), Literal(dt.time(18, 0))}
+    m = memory(nlp, embedder=embedder)
+    for text in DEV_SENTENCES["gpt4_194be4b3"]:
+        m.observe_round(text, "")
+    assert amounts(m.graph, 8) and amounts(m.graph, 5)
 
 
 @pytest.mark.slow

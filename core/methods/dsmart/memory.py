@@ -75,7 +75,7 @@ class DynamicStructuredMemory:
         self.llm = llm
         threshold = self.config.slot_threshold
         self.slots = SlotMatcher(embedder if threshold is not None else None,
-                                 threshold if threshold is not None else 1.0)
+                                 threshold if threshold is not None else 1.0, nlp=nlp)
         self.strong = strong
         self._nlp = nlp
         self._spacy_model = spacy_model
@@ -222,6 +222,7 @@ class DynamicStructuredMemory:
             from core.resources import load_spacy
 
             self._nlp = load_spacy(self._spacy_model)
+            self.slots.nlp = self._nlp  # the slot stage reads kinds of things with the same parser
         return SpacyExtractor(self._nlp)
 
     def _llm_conflicts(self, old: Graph, fragment: Graph, known: set, notes: list[str]) -> list[cf.Conflict]:

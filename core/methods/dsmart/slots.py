@@ -13,6 +13,12 @@ videos" then "having watched 15 Crash Course videos"; "my gym sessions, which I 
   a running total ("which brings my total species count to 32"), which restates every earlier
   count of its kind by its owner ("I've managed to spot 27 different species").
 
+Unless the two slots are about different things of one kind, which no similarity tells apart
+(cosine 0.68 for 'my Zumba classes' / 'my yoga classes'): the same head noun with different kind
+words on both sides, or proper names on both sides that share no word ('have years Yamaha FG800' /
+'have years my black Fender Stratocaster'). Read with spaCy when the memory has it
+(docs/dsm-updates.md, "False prunes").
+
 Then the old value is pruned, as for a functional property.
 """
 
@@ -45,6 +51,16 @@ def content(text: str) -> frozenset[str]:
     return frozenset(w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOP)
 
 
+def parts(graph: Graph, node) -> tuple[str, str]:
+    """(thing, about) of a slot: the noun phrase it measures or schedules ('Zumba classes', 'hours')
+    and, for a count, what its verb is about ('Yamaha FG800'; '' when nothing)."""
+    label = label_of(graph, node)
+    m = _LABEL.match(label)
+    if m:
+        return m["what"], m["about"] or ""
+    return re.sub(r"^user's\s+", "", label), ""
+
+
 @dataclass
 class SlotMatcher:
     """Same slot by vocabulary (equal content words) or embedding cosine >= threshold; with no
@@ -53,7 +69,9 @@ class SlotMatcher:
     embedder: object | None = None
     threshold: float = 0.4
     log: list | None = None  # when a list: every candidate pair scored is appended (calibration)
+    nlp: object | None = None  # spaCy: tells different things of one kind apart (None: not checked)
     _cache: dict[str, np.ndarray] = field(default_factory=dict)
+    _docs: dict[str, object] = field(default_factory=dict)
 
     def similarity(self, a: str, b: str) -> float:
         if content(a) == content(b):
@@ -69,6 +87,43 @@ class SlotMatcher:
     def same(self, a: str, b: str) -> tuple[bool, float]:
         score = self.similarity(a, b)
         return score >= self.threshold, score
+
+    def different_things(self, a: tuple[str, str], b: tuple[str, str]) -> str:
+        """Why two slots ((thing, about) each) are about different things, or '' when they may be
+        one: the same head noun with different kind words on both sides ('Zumba classes' / 'yoga
+        classes': two kinds of class), or proper names on both sides that share no word ('Yamaha
+        FG800' / 'Fender Stratocaster'; 'Zumba classes' / 'attend Hip Hop Abs'). One side without
+        kind words or names ('films' / 'MCU films') may be the same thing."""
+        if self.nlp is None:
+            return ""
+        (head_a, mods_a), (head_b, mods_b) = self._noun(a[0]), self._noun(b[0])
+        if head_a and head_a == head_b and mods_a and mods_b and not mods_a & mods_b:
+            return f"different {head_a}: {' '.join(sorted(mods_a))} / {' '.join(sorted(mods_b))}"
+        names_a, names_b = self._names(" ".join(a).strip()), self._names(" ".join(b).strip())
+        if names_a and names_b and not names_a & names_b:
+            return f"different names: {' '.join(sorted(names_a))} / {' '.join(sorted(names_b))}"
+        return ""
+
+    def _doc(self, text: str):
+        if text not in self._docs:
+            self._docs[text] = self.nlp(text)
+        return self._docs[text]
+
+    def _noun(self, text: str) -> tuple[str, frozenset[str]]:
+        """(head noun lemma, lemmas of the words before it that name its kind: nouns, names and
+        gerunds, as in 'yoga class', 'Zumba class', 'weightlifting class'; not adjectives such as
+        'new' or 'total', which describe one thing)."""
+        doc = self._doc(text)
+        nouns = [t for t in doc if t.pos_ in ("NOUN", "PROPN")]
+        if not nouns:
+            return "", frozenset()
+        head = nouns[-1]
+        kinds = (t for t in doc[: head.i] if (t.pos_ in ("NOUN", "PROPN") or t.tag_ == "VBG") and t.lower_ not in _STOP)
+        return head.lemma_.lower(), frozenset(t.lemma_.lower() for t in kinds)
+
+    def _names(self, text: str) -> frozenset[str]:
+        """The proper-noun words of a slot ('Yamaha', 'FG800'; 'Zumba'): what names one thing."""
+        return frozenset(t.lower_ for t in self._doc(text) if t.pos_ == "PROPN") if text else frozenset()
 
 
 def running_total(text: str) -> bool:
@@ -130,6 +185,8 @@ def candidate_pairs(old: Graph, fragment: Graph, matcher: SlotMatcher) -> list[t
                 how = "same words" if score == 1.0 else f"similarity {score:.2f}"
                 if not matched and prop == DSM.amount and kind[0] == "kind" and running_total(b):
                     matched, how = True, "the new count is a running total"
+                if matched and (why := matcher.different_things(parts(old, node), parts(fragment, new))):
+                    matched, how = False, why
                 pair = SlotPair(node, new, a, b, score, matched, how)
                 if matcher.log is not None:
                     matcher.log.append((pair, prop, stale))
