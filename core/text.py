@@ -23,6 +23,16 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _segmenter().segment(text) if s.strip()]
 
 
+_SPEAKER_TAG = re.compile(r"^\s*[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?:\s+")
+
+
+def without_speaker(line: str) -> str:
+    """A dialogue line without its speaker tag ('Listener: Why?' -> 'Why?', 'A: Hi' -> 'Hi'): who
+    spoke is layout, not words to search with. A tag is one or two capitalised words and ': ' at
+    the start of the line."""
+    return _SPEAKER_TAG.sub("", line, count=1)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (letters, digits, inner apostrophes)."""
     return _WORD.findall(text.lower())

@@ -18,6 +18,7 @@ from core.methods.mcts.critics import length_term, retrieval_value
 from core.methods.mcts.reasoner import Reasoner, clean_completion, generated_logprob, render_statement
 from core.methods.mcts.retriever import KnowledgeSearch, result_trace
 from core.resources import HashingEmbedder
+from core.text import without_speaker
 from tests.mcts_helpers import tiny_kb, write_kb
 
 CONTEXT = ["A: My dog wants to run in the park every day.", "B: Does he like other animals?"]
@@ -192,13 +193,23 @@ def test_two_phase_search_returns_k_distinct_sentences_with_critic_values(kb):
         v = kb.vectors[node.sentence]
         outcome = tree.meta["outcome"]
         e_r = emb.encode([outcome.sentence])[0]
-        e_c = emb.encode(["\n".join(CONTEXT)])[0]
+        e_c = emb.encode(["\n".join(without_speaker(t) for t in CONTEXT)])[0]  # the context's words, not its tags
         assert e.meta["inference"] == outcome.sentence
         assert e.score == pytest.approx(retrieval_value(float(v @ e_r), float(v @ e_c), length_term(e.text),
                                                         node.info["sim_prev"]), abs=1e-5)
     # bridging nodes carry their critic's parts: value = rate - 1000 * wd
     for node in result.trees[0].visited()[1:]:
         assert node.value == pytest.approx(node.info["rate"] - 1000 * node.info["wd"], abs=1e-3)
+
+
+def test_speaker_tags_do_not_steer_the_search(kb):
+    """'Speaker:' / 'Listener:' (EmpatheticDialogues) or 'A:' are layout: the same words with other
+    tags retrieve the same knowledge."""
+    plain = [line.split(": ", 1)[1] for line in CONTEXT]
+    tagged = [f"{who}: {text}" for who, text in zip(("Speaker", "Listener"), plain)]
+    ids = lambda turns: [e.source for e in _search(kb).run(turns, None, k=5).knowledge]
+    assert ids(tagged) == ids(plain) == ids(CONTEXT)
+    assert "speaker" not in _search(kb).run(tagged, None, k=5).context_concepts
 
 
 def test_ablations_change_the_search(kb):

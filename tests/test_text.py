@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from core.text import approx_tokens, entities, noun_phrases, split_sentences, words
+from core.text import approx_tokens, entities, noun_phrases, split_sentences, without_speaker, words
 
 
 def test_split_sentences_strips_and_drops_empty():
@@ -24,3 +24,12 @@ def test_noun_phrases_and_entities_with_spacy():
     ents = {(e.text, e.label) for e in entities("Alice moved to Berlin in March 2021.")}
     assert ("Berlin", "GPE") in ents
     assert any(label == "DATE" for _, label in ents)
+
+
+def test_speaker_tags_are_not_words_to_search_with():
+    assert without_speaker("Listener: Why did you feel guilty?") == "Why did you feel guilty?"
+    assert without_speaker("A: The taxi drivers are on strike.") == "The taxi drivers are on strike."
+    assert without_speaker("Dr Smith: Take two a day.") == "Take two a day."
+    assert without_speaker("I said: no way.") == "I said: no way."  # not a tag: lower-case words before the colon
+    assert without_speaker("Meet at 10:30 today") == "Meet at 10:30 today"
+    assert without_speaker("Why?") == "Why?"

@@ -164,10 +164,12 @@ def _relative(path: str) -> str:
 
 
 def _retrieve(name, method, context, reasoning, k, baseline_query):
+    from core.text import without_speaker
+
     if name in MCTS_ROWS:
         result = method.run(context, reasoning, k)
         return list(result.knowledge), list(result.notes)
-    query = " ".join(context)
+    query = " ".join(without_speaker(t) for t in context)  # 'Listener:' / 'A:' tags are no query words
     if baseline_query == "context+reasoner" and reasoning is not None:
         query = f"{query} {' '.join(r.sentence for r in reasoning.selected)}"
     return method.retrieve(query, k), []

@@ -35,6 +35,7 @@ from core.methods.mcts.kb import KnowledgeBase
 from core.methods.mcts.reasoner import COMET_NOTE, Reasoning
 from core.methods.mcts.search import MCTS, Child, Node, SearchTree
 from core.resources import Embedder
+from core.text import without_speaker
 
 MAX_CONTEXT_CONCEPTS = 12
 _SPEAKER = re.compile(r"^[^:\n]{1,24}:\s+", re.M)
@@ -72,7 +73,7 @@ class KnowledgeSearch:
         cfg, s = self.config, self.config.search
         k = k or cfg.top_k
         timings: dict[str, float] = {}
-        context = "\n".join(t for t in turns if t and t.strip())
+        context = "\n".join(without_speaker(t) for t in turns if t and t.strip())  # tags are not content
         if not context.strip():
             return MCTSResult((), reasoning, (), (), 0, (), ("empty context: nothing to retrieve knowledge for",), timings)
         t0 = time.perf_counter()
