@@ -116,6 +116,8 @@ def test_runs_tab_charts_a_knowledge_retrieval_run(app_env, monkeypatch):
                    "alignment_curve": curve, "n": 3} for m in ("mcts", "dense")}
     (run / "summary.json").write_text(json.dumps({"benchmark": "knowledge-retrieval", "data": "../shared/data/dd.txt",
                                                   "results": results, "contexts": 3,
+                                                  "paired": {"mcts - dense": {"rougel_overlap": {"diff": -4.06, "low": -6.34,
+                                                                                                 "high": -1.94, "n": 3}}},
                                                   "timings": {"mcts": {"query": {"median_s": 0.5, "p95_s": 0.9, "n": 3}}}}))
     monkeypatch.setenv("WORKBENCH_RUNS", str(app_env / "runs"))
     at = AppTest.from_file(COMPARE, default_timeout=120).run()
@@ -123,6 +125,9 @@ def test_runs_tab_charts_a_knowledge_retrieval_run(app_env, monkeypatch):
     frames = [d.value for d in at.dataframe]
     table = next(f for f in frames if "alignment@0.5" in f.columns)
     assert list(table["method"]) == ["mcts", "dense"] and table["query median s"][0] == 0.5
+    paired = next(f for f in frames if "95% low" in f.columns)
+    assert paired.to_dict("records") == [{"pair": "mcts - dense", "metric": "rougel_overlap", "difference": -4.06,
+                                          "95% low": -6.34, "95% high": -1.94, "contexts": 3}]
 
 
 def test_mcts_tree_html_escapes_user_text(tmp_path):

@@ -171,6 +171,13 @@ def curve_frame(summary: dict) -> pd.DataFrame:
                          for m, res in summary["results"].items() for t, v in res.get("alignment_curve", {}).items()])
 
 
+def paired_frame(summary: dict) -> pd.DataFrame:
+    """One row per (MCTS row - baseline, metric): the mean paired difference and its 95% interval."""
+    return pd.DataFrame([{"pair": pair, "metric": metric, "difference": v["diff"], "95% low": v["low"],
+                          "95% high": v["high"], "contexts": v["n"]}
+                         for pair, cells in summary.get("paired", {}).items() for metric, v in cells.items()])
+
+
 def render_runs(root: Path) -> None:
     found = runs.find_runs(root, ("knowledge-retrieval",)) if root.is_dir() else []
     st.subheader("Knowledge retrieval runs")
@@ -188,6 +195,11 @@ def render_runs(root: Path) -> None:
         st.plotly_chart(px.bar(long, x="variable", y="value", color="method", barmode="group",
                                title="pairwise overlap (lower = more diverse) and alignment@0.5 (higher = better), 0-100"),
                         key=f"kbar:{folder}")
+        paired = paired_frame(summary)
+        if not paired.empty:
+            st.caption("Paired on the same contexts, x100: an overlap below 0 = the MCTS row is more diverse; "
+                       "alignment above 0 = better aligned. An interval that holds 0 is no clear difference.")
+            st.dataframe(paired, hide_index=True)
         curve = curve_frame(summary)
         if not curve.empty:
             st.plotly_chart(px.line(curve, x="threshold", y="alignment", color="method", markers=True,
