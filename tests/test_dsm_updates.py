@@ -57,6 +57,10 @@ DEV_SENTENCES = {
                  "By the way, I'm not free on Sundays since I have my yoga class at 6:00 PM, so anything that can be done on other days would be great."],
     "gpt4_194be4b3": ["By the way, I've had my acoustic guitar, a Yamaha FG800, for about 8 years, and it's been a great companion for songwriting and camping trips.",
                       "By the way, I've had my black Fender Stratocaster electric guitar for about 5 years now, and it's been my go-to instrument for playing blues and rock music."],
+    "9aaed6a3": ["I spent $75 on groceries at SaveMart last Thursday.",
+                 "I also spent $100 at Gap last weekend on a new pair of jeans and a sweater."],
+    "d851d5ba": ["By the way, I just ran 5 kilometers in the \"Run for Hunger\" charity event on March 12th and raised $250 for a local food bank.",
+                 "By the way, I recently completed a charity fitness challenge in February and managed to raise $500 for the American Cancer Society, which was a great feeling!"],
     "618f13b2-earlier": ["And, I'm happy to report that I've worn my new black Converse Chuck Taylor All Star sneakers four times already, including to my friend's birthday party last Saturday."],
 }
 
@@ -313,6 +317,22 @@ def test_a_memory_that_loads_its_parser_late_gives_it_to_the_slot_stage():
     assert m.slots.nlp is None
     m.observe_round(DEV_SENTENCES["2788b940"][0], "")
     assert m.slots.nlp is not None
+
+
+def test_amounts_for_different_things_are_two_facts_and_one_thing_still_updates(nlp):
+    """9aaed6a3 / d851d5ba: '$75 on groceries' then '$100 ... on a new pair of jeans', '$250 for a
+    local food bank' then '$500 for the American Cancer Society' are different spendings, not an
+    update of one number (the numeric rule pruned them while the amount hung on the user)."""
+    for key in ("9aaed6a3", "d851d5ba"):
+        m = memory(nlp, slot_threshold=None)
+        for text in DEV_SENTENCES[key]:
+            assert not m.observe_round(text, "").pruned, text
+    spent = {o.toPython() for _, p, o in m.graph if p == relation("raise")}
+    assert spent == {250, 500}
+    m = memory(nlp, slot_threshold=None)
+    m.observe_round("I spend $60 on groceries every week.", "")
+    (pruned,) = m.observe_round("Now I spend $80 on groceries every week.", "").pruned
+    assert pruned.rule == "numeric" and pruned.triple[2] == Literal(60)
 
 
 @pytest.mark.slow

@@ -47,6 +47,10 @@ def is_number(tok) -> bool:
             or tok.lower_ in lx.NUMBER_WORDS) and parse_number(tok) is not None
 
 
+def is_amount(term) -> bool:
+    return isinstance(term, Literal) and isinstance(term.toPython(), (int, float)) and not isinstance(term.toPython(), bool)
+
+
 class Clauses:
     """Walks one utterance's parse and emits triples into the builder."""
 
@@ -715,12 +719,22 @@ class Clauses:
         elif fixed is not None and not negative:
             self.b.fact(subj, fixed, obj)
         else:
-            self.b.fact(subj, self.b.relation(lemma, datatype=isinstance(obj, Literal), negative=negative), obj)
+            target = subj
+            purpose = self.purpose(preps + self.preps(obj_tok)) if is_amount(obj) and not negative else None
+            if purpose is not None:  # "$75 on groceries", "$250 for a food bank": the amount of that spending
+                target = self.activity(subj, verb, purpose)
+            self.b.fact(target, self.b.relation(lemma, datatype=isinstance(obj, Literal), negative=negative), obj)
         if lemma in lx.STORE_VERBS and isinstance(obj, URIRef) and not negative:
             for prep, pobj in preps:  # "I keep my sneakers under my bed": where the sneakers are now
                 place = self.node(pobj)
                 if prep in lx.LOCATIVE_PREPS and isinstance(place, URIRef):
                     self.b.fact(obj, DSM.storedAt, place)
+
+    def purpose(self, preps):
+        """What an amount was for: the first 'on' / 'for' object that names a thing ('spent $75 on
+        groceries', 'raised $250 for a local food bank'). Two amounts for different things are two
+        facts, not an update of one (a new amount for the same thing still is)."""
+        return next((pobj for prep, pobj in preps if prep in ("on", "for") and isinstance(self.node(pobj), URIRef)), None)
 
     def fixed(self, lemma: str, prep: str, tok, obj):
         """The vocabulary property for verb + preposition, checked against the object: an employer is
