@@ -115,7 +115,10 @@ def check_sees_only_own(page, url: str, own, other) -> None:
     # Retrieval comparison, "My chats"
     page.goto(url + "/Retrieval_comparison")
     page.get_by_text("My chats").first.click()
-    page.get_by_text("Chat", exact=True).first.wait_for(timeout=30_000)
+    main = page.get_by_test_id("stMain")
+    main.get_by_text("Chat", exact=True).first.wait_for(timeout=30_000)  # the chat picker's label (the nav's is in the sidebar)
+    # the LoCoMo picker it replaces can linger until the rerun ends: read the picker once it is gone
+    main.get_by_text("Conversation", exact=True).wait_for(state="detached", timeout=30_000)
     chats = options_of(page, 0, where="stMain")
     assert len(chats) == 1 and own_message[:40] in chats[0], chats
 
