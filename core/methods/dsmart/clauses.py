@@ -19,7 +19,8 @@ from rdflib import Literal, URIRef
 
 from core.methods.dsmart import lexicon as lx
 from core.methods.dsmart.fragment import FragmentBuilder
-from core.methods.dsmart.values import date_literal, duration_literal, frequency_phrase, number_of, parse_number, time_literal
+from core.methods.dsmart.values import (date_literal, duration_literal, frequency_phrase, is_amount, number_of, parse_number,
+                                         time_literal)
 from core.methods.dsmart.vocab import ASSISTANT, DSM, USER, entity, slug
 
 NER_CLASS = {"PERSON": DSM.Person, "GPE": DSM.Place, "LOC": DSM.Place, "FAC": DSM.Place, "ORG": DSM.Organization,
@@ -45,10 +46,6 @@ def is_number(tok) -> bool:
         return False  # "new ones", "the one": a pronoun-like noun, not a count
     return (tok.pos_ == "NUM" or tok.ent_type_ in ("CARDINAL", "ORDINAL") or tok.lower_ in lx.ORDINAL_WORDS
             or tok.lower_ in lx.NUMBER_WORDS) and parse_number(tok) is not None
-
-
-def is_amount(term) -> bool:
-    return isinstance(term, Literal) and isinstance(term.toPython(), (int, float)) and not isinstance(term.toPython(), bool)
 
 
 class Clauses:

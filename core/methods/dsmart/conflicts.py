@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import owlrl
-from rdflib import OWL, RDF, RDFS, Graph, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, Graph, URIRef
 
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.values import is_amount
 from core.methods.dsmart.vocab import FUNCTIONAL, OPPOSITES, RELATION_BASE, bind_prefixes, label_of, ontology, parse_rdf
 
 Triple = tuple
@@ -52,20 +53,16 @@ def functional_conflicts(old: Graph, fragment: Graph) -> list[Conflict]:
     return out
 
 
-def numeric(term) -> bool:
-    return isinstance(term, Literal) and isinstance(term.toPython(), (int, float)) and not isinstance(term.toPython(), bool)
-
-
 def numeric_update_conflicts(old: Graph, fragment: Graph) -> list[Conflict]:
     """A minted relation with a number ("pre-approved for $350,000", "read to page 200") reads as a
     measurement with one current value: a new number for the same subject and relation supersedes
     the old one. (Fixed properties declare their own cardinality and are left to the functional rule.)"""
     out = []
     for s, p, o in fragment:
-        if not (numeric(o) and str(p).startswith(RELATION_BASE)):
+        if not (is_amount(o) and str(p).startswith(RELATION_BASE)):
             continue
         for stale in old.objects(s, p):
-            if numeric(stale) and stale != o and (s, p, stale) not in fragment:
+            if is_amount(stale) and stale != o and (s, p, stale) not in fragment:
                 out.append(Conflict((s, p, stale), f"{label_of(old, p)}: the new number {o} supersedes {stale}", "numeric"))
     return out
 

@@ -116,3 +116,8 @@ def frequency_phrase(tokens) -> str | None:
 def _unit(word: str) -> str | None:
     word = word.rstrip("s") if word.endswith("s") and word[:-1] in TIME_UNITS else word
     return TIME_UNITS.get(word)
+
+
+def is_amount(term) -> bool:
+    """A number literal (not a boolean): a count, an amount of money, a measure."""
+    return isinstance(term, Literal) and isinstance(term.toPython(), (int, float)) and not isinstance(term.toPython(), bool)
