@@ -184,7 +184,8 @@ def test_generated_token_logprobs_are_what_scoring_reads(small):
     from core.methods.mcts.reasoner import generated_logprob
 
     messages = [Message("user", "Complete the sentence with a few words: After the rain, the children")]
-    reply = small.chat(messages, temperature=0.0, max_tokens=8)
+    assert small.chat(messages, temperature=0.0, max_tokens=8).token_logprobs is None  # not asked for: not read
+    [reply] = small.chat_batch([messages], temperature=0.0, max_tokens=8, logprobs=True)
     assert reply.token_logprobs and len(reply.token_logprobs) == reply.completion_tokens
     assert all(t.logprob <= 0.0 for t in reply.token_logprobs)
     generated = generated_logprob(reply.token_logprobs, reply.text)

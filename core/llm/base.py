@@ -42,8 +42,8 @@ class Completion:
     completion_tokens: int = 0
     truncated: int = 0  # messages dropped or cut to fit the context window (0 = the whole prompt)
     finish_reason: str = ""  # "stop" | "length" | "" when the backend does not say
-    # every generated token, in order, where the backend reports them (llama.cpp does); `text` is
-    # these pieces cut at a stop string and stripped. None: not reported.
+    # every generated token, in order, when asked for and the backend reports them (llama.cpp
+    # does); `text` is these pieces cut at a stop string and stripped. None: not reported.
     token_logprobs: tuple[TokenLogprob, ...] | None = None
 
 
@@ -95,6 +95,9 @@ class LLM(ABC):
 
     name: str = "llm"
     supports_scoring: bool = False
+    # reports the generated tokens' log-probabilities when asked (`chat_batch(..., logprobs=True)`);
+    # its `_complete` then takes `logprobs=True`
+    reports_logprobs: bool = False
 
     def __init__(self) -> None:
         self._calls = 0
@@ -178,14 +181,19 @@ class LLM(ABC):
         temperature: float = 0.8,
         max_tokens: int = 200,
         stop: Sequence[str] | None = None,
+        logprobs: bool = False,
     ) -> list[Completion]:
         """Several independent completions; local backends run them as one padded batch, endpoints
-        as concurrent requests."""
+        as concurrent requests. `logprobs`: ask for the generated tokens' log-probabilities
+        (`Completion.token_logprobs`); backends that cannot report them leave it None."""
         if not batch:
             return []
         convs = [as_messages(m) for m in batch]
         self._count(len(convs))
-        out = self._complete(convs, temperature, max_tokens, stop)
+        if logprobs and self.reports_logprobs:
+            out = self._complete(convs, temperature, max_tokens, stop, logprobs=True)
+        else:
+            out = self._complete(convs, temperature, max_tokens, stop)
         for conv, c in zip(convs, out):
             self._report(conv, c.prompt_tokens, c.text, c.completion_tokens)
         return [replace(c, text=cut_at_stop(c.text, stop).strip()) for c in out]
