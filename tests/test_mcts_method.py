@@ -124,11 +124,13 @@ class LogprobLLM(ScriptedLLM):
         super().__init__(reply, scorer=lambda m, c: -9.0)
         self.scored: list[str] = []
 
-    def _complete(self, batch, temperature, max_tokens, stop):
+    reports_logprobs = True
+
+    def _complete(self, batch, temperature, max_tokens, stop, logprobs=False):
         out = []
         for c in super()._complete(batch, temperature, max_tokens, stop):
             pieces = tuple(TokenLogprob(w.encode(), -0.25) for w in re.findall(r" ?\w+| ?[^\w\s]", c.text))
-            out.append(Completion(c.text, c.model, 0.0, token_logprobs=pieces))
+            out.append(Completion(c.text, c.model, 0.0, token_logprobs=pieces if logprobs else None))
         return out
 
     def _score(self, messages, candidates):

@@ -11,7 +11,7 @@ Three splitters behind one base:
   without a verb (a phrase, a list item) stays whole, as the prompt asks.
 - `SentenceFactSplitter`: one fact per sentence, for where no spaCy model is installed.
 
-Both bound their work: responses longer than `max_chars` are cut (and say so), at most
+All three bound their work: responses longer than `max_chars` are cut (and say so), at most
 `max_facts` facts come back, so a 100 KB response costs no more than a long one.
 """
 

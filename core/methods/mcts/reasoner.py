@@ -165,14 +165,17 @@ class Reasoner:
         prompts = self.prompts(turns)
         texts, tokens, pieces = self._generate([m for *_, m in prompts])
         notes = [COMET_NOTE]
-        kept = [(rel, st, m, clean_completion(raw, prefix, st), n, raw, p)
-                for (rel, st, prefix, m), raw, n, p in zip(prompts, texts, tokens, pieces)]
-        kept = [(rel, st, m, text, n if text == raw.strip() and n else max(1, approx_tokens(text)), generated_logprob(p, text))
-                for rel, st, m, text, n, raw, p in kept if words(text)]
+        kept = []  # (relation, statement, messages, inference, |d|, (total, tokens) read from the generation or None)
+        for (rel, st, prefix, m), raw, n, p in zip(prompts, texts, tokens, pieces):
+            text = clean_completion(raw, prefix, st)
+            if not words(text):
+                continue
+            generated = generated_logprob(p, text)
+            count = generated[1] if generated else n if text == raw.strip() and n else max(1, approx_tokens(text))
+            kept.append((rel, st, m, text, count, generated))
         dropped = len(prompts) - len(kept)
         if dropped:
             notes.append(f"{dropped} relation(s) gave an empty completion and were dropped")
-        kept = [(rel, st, m, text, g[1] if g else n, g) for rel, st, m, text, n, g in kept]
         taus, scored = self._taus([(m, text, g) for _, _, m, text, _, g in kept], [n for *_, n, _ in kept])
         if not scored:
             notes.append(f"{self.llm.name} cannot score continuations: tau_r unavailable, the DPP selects for diversity only")
@@ -192,7 +195,8 @@ class Reasoner:
         found = [self.cache.get(k) if self.cache else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
-            outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens)
+            outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens,
+                                       logprobs=True)
             for i, c in zip(todo, outs):
                 lps = None if c.token_logprobs is None else [[t.piece.hex(), t.logprob] for t in c.token_logprobs]
                 found[i] = {"text": c.text, "tokens": c.completion_tokens, "logprobs": lps}
