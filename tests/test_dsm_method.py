@@ -125,6 +125,35 @@ def test_dsm_updates_benchmark_on_a_tiny_file(tmp_path):
                                    options={"question_type": "multi-session"}, progress=False))
 
 
+def test_dsm_updates_reads_the_value_an_answer_states(tmp_path):
+    """Gold answers of the dev split, read by hand: the number a sentence states, the value a
+    change goes to; no number in a frequency, a model name or a score; the stale number in the
+    answer's unit."""
+    from core.benchmarks.dsm_updates import answer_number, numbers, stale_number
+    from core.data.longmemeval import load_longmemeval
+
+    assert answer_number("We've met up twice.") == 2
+    assert answer_number("You increased the limit (from one cup to two cups)") == 2
+    assert answer_number("You switched to less water (5 ounces) per tablespoon of coffee.") == 5
+    assert answer_number("$400,000") == 400000 and answer_number("3 months") == 3 and answer_number("five") == 5
+    for unchecked in ("Three times a week.", "a 70-200mm zoom lens", "5-2", "27 minutes and 45 seconds", "6:00 pm", "Yes"):
+        assert answer_number(unchecked) is None, unchecked
+    assert numbers("my Canon EOS 80D camera and my 70-200mm lens") == []
+    assert numbers("a 10-minute walk, $1,250 and 3.5 miles") == [10, 1250, 3.5]
+
+    def turn(text, has):
+        return {"role": "user", "content": text, "has_answer": has}
+
+    item = _lme_item("r", "What coffee-to-water ratio do I use?", "You switched to 5 ounces per tablespoon.", [
+        ("2023/05/01 (Mon) 10:00", [turn("I use 1 tablespoon of coffee for every 6 ounces of water.", True)]),
+        ("2023/05/03 (Wed) 10:00", [turn("Now it's 1 tablespoon for every 5 ounces.", True)]),
+    ])
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([item]))
+    (instance,) = load_longmemeval(path)
+    assert stale_number(instance, 5) == 6  # not the 1 tablespoon that comes first
+
+
 @pytest.mark.slow
 def test_dsm_updates_on_real_longmemeval(shared_data, tmp_path):
     from core.eval import BenchContext, run_benchmark

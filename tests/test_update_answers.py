@@ -77,3 +77,9 @@ def test_a_run_split_by_offset_merges_into_the_whole(tmp_path, dev_updates, hash
     assert merged["results"]["base"]["accuracy"] == 0.5 and merged["results"]["base"]["questions"] == 2
     with pytest.raises(ValueError, match="earlier part"):
         merge_script.merge([parts[0], parts[0]])
+    # --rejudge: the stored replies are judged again by the current check, not the stored verdicts
+    items_file = Path(parts[0]) / "items.jsonl"
+    items_file.write_text(items_file.read_text().replace('"correct": true', '"correct": false'))
+    assert merge_script.merge(parts)["results"]["base"]["accuracy"] == 0.0
+    rejudged = merge_script.merge(parts, rejudged=True)
+    assert rejudged["results"]["base"]["accuracy"] == 0.5 and rejudged["settings"]["rejudged"] is True

@@ -49,8 +49,11 @@ STOPWORDS = frozenset(
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
-_NUM = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
+TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}  # 'we've met up twice': a count of times
+# a number standing alone: not the 80 of a model name '80D' nor the 70 of a lens '70-200mm'
+_NUM = re.compile(r"(?<![A-Za-z\d-])\$?\d[\d,]*(?:\.\d+)?(?![A-Za-z\d]|-\d)")
 _WORD = re.compile(r"[a-z0-9]+")
+_FREQUENCY = re.compile(r"\b(?:a|an|per|each|every)\s+(?:other\s+)?(?:day|night|week|weekend|month|year)\b", re.I)
 
 
 def add_arguments(parser) -> None:
@@ -97,15 +100,24 @@ def stem(word: str) -> str:
 
 def numbers(text: str) -> list[float]:
     out = [float(m.group().lstrip("$").replace(",", "")) for m in _NUM.finditer(text)]
-    out += [float(NUMBER_WORDS[w]) for w in _WORD.findall(text.lower()) if w in NUMBER_WORDS]
+    words = _WORD.findall(text.lower())
+    out += [float(NUMBER_WORDS[w]) for w in words if w in NUMBER_WORDS]
+    out += [TIMES_WORDS[w] for w in words if w in TIMES_WORDS]
     return out
 
 
 def answer_number(answer: str) -> float | None:
-    """The number a short answer states ('25', 'five', '3 months', '$400,000'); None otherwise."""
-    if len(answer.split()) > 3 or ":" in answer:
-        return None
+    """The number an answer states: a short answer ('25', 'five', '3 months', '$400,000'); in a
+    sentence, the value a change goes to ('You increased the limit (from one cup to two cups)') or
+    the only number it has ("We've met up twice."). None for clock times and durations (see
+    answer_time) and for answers with several numbers and no 'from ... to'."""
+    if ":" in answer or _FREQUENCY.search(answer):
+        return None  # 'three times a week' is a frequency phrase, checked as words
     found = numbers(answer)
+    if len(answer.split()) > 3:
+        change = re.search(r"\bfrom\b(.+?)\bto\b(.+)", answer)
+        if change and numbers(change.group(1)) and len(numbers(change.group(2))) == 1:
+            return numbers(change.group(2))[0]
     return found[0] if len(found) == 1 else None
 
 
@@ -125,9 +137,24 @@ def stale_sentence(instance) -> str:
 
 
 def stale_number(instance, latest: float) -> float | None:
-    """The pre-update number, from the earliest evidence turn's sentence closest to the question."""
-    candidates = [n for n in numbers(stale_sentence(instance)) if n != latest]
-    return candidates[0] if candidates else None
+    """The pre-update number, from the earliest evidence turn's sentence closest to the question:
+    the first number other than the latest, preferring one counted in the answer's unit ('6 ounces'
+    over '1 tablespoon' when the answer says '5 ounces')."""
+    sentence = stale_sentence(instance)
+    candidates = [n for n in numbers(sentence) if n != latest]
+    unit = unit_after(str(instance.answer), latest)
+    same_unit = [n for n in candidates if unit and unit_after(sentence, n) == unit]
+    return (same_unit or candidates or [None])[0]
+
+
+def unit_after(text: str, value: float) -> str:
+    """The stemmed word right after the first digit-written occurrence of the value ('5 ounces' ->
+    'ounce'); '' when there is none."""
+    for m in re.finditer(r"\$?\d[\d,]*(?:\.\d+)?\s+([A-Za-z]+)", text):
+        number = float(m.group().split()[0].lstrip("$").replace(",", ""))
+        if number == value:
+            return stem(m.group(1).lower())
+    return ""
 
 
 def label_of_safe(graph, term) -> str:

@@ -34,7 +34,8 @@ SUBJECTS = frozenset({"nsubj", "nsubjpass"})
 INCREMENT = frozenset("more another additional extra".split())
 OCCASIONS = {"once": 1, "twice": 2, "thrice": 3}  # 'met up twice': a count of times, said by an adverb
 ELIDED_REACH = 20  # tokens back to look for a 'count' noun that a bare number measures
-WINDOW_WORDS = frozenset("ago last past next previous before".split())  # "3 months ago", "in the past 3 weeks"
+WINDOW_BEFORE = frozenset("last past next previous".split())  # "in the past 3 weeks", "the last 2 years"
+WINDOW_AFTER = frozenset("ago before earlier".split())  # "3 months ago"
 
 
 def ent_span(tok):
@@ -120,10 +121,27 @@ class Clauses:
         named = [t for t in mods if t.pos_ in ("NOUN", "PROPN", "VERB") or t.dep_ == "compound"]
         base_key = " ".join([t.lemma_.lower() for t in named] + [tok.lemma_.lower()])
         base_label = "".join(t.text_with_ws for t in mods) + tok.text
+        if (street := self.street(tok)) is not None:  # "the music shop on Main St": that one shop
+            base_key, base_label = f"{base_key} {street[0]}", f"{base_label} {street[1]}"
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
         if owner is not None and (owner_key := self.key(owner)) is not None:
             return f"{owner_key[0]} {base_key}", f"{owner_key[1]}'s {base_label}"
         return base_key, base_label
+
+    @staticmethod
+    def street(tok) -> tuple[str, str] | None:
+        """('on main st', 'on Main St') when a noun is placed by a facility name ('the music shop on
+        Main St', 'the bakery at Union Station'): a shop on a named street is one shop, not every
+        shop of the dialogue. Towns and regions ('the gym in Denver') do not split a noun: a later
+        'the gym' is the same gym."""
+        if tok.pos_ != "NOUN" or Clauses.personal(tok):
+            return None
+        for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ in ("on", "at", "in")):
+            pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+            if pobj is not None and pobj.pos_ == "PROPN" and pobj.ent_type_ == "FAC":
+                name = ent_span(pobj).text
+                return f"{prep.lower_} {name.lower()}", f"{prep.lower_} {name}"
+        return None
 
     def node(self, tok) -> URIRef | Literal | None:
         """The individual (or literal) a nominal token stands for, declared in the fragment."""
@@ -389,6 +407,10 @@ class Clauses:
         noun = tok.head if tok.dep_ in ("nummod", "amod", "quantmod") and tok.head.pos_ in ("NOUN", "PROPN") else None
         if noun is None and tok.dep_ in ("appos", "npadvmod", "nummod") and tok.head.pos_ == "NOUN" and tok.head.i < tok.i:
             noun = tok.head  # "page 200", "level 100", "episode 10"
+        if noun is None and self.setting_of(tok) is not None:
+            noun = self.setting_of(tok)  # "a sensitivity of 6", "my GPA of 3.8"
+        if noun is None and verb.lemma_.lower() == "turn":
+            return  # "I just turned 32": an age, read by the clause (`action`)
         if noun is not None and any(c.lower_ in INCREMENT for c in noun.children):
             return  # "8 more postcards": an increment, not the count so far
         if noun is not None and noun.dep_ == "poss" and noun.head.pos_ == "NOUN":
@@ -407,6 +429,17 @@ class Clauses:
                 return
         self.used.update({tok.i, noun.i} if noun.sent.start == tok.sent.start else {tok.i})
         self.count(tok, noun, value, verb)
+
+    @staticmethod
+    def setting_of(tok):
+        """The noun a number is the value of in 'a sensitivity of 6', 'my GPA of 3.8 (out of 4.0)', 'a
+        budget of 500': '<a / my> noun of N'. None otherwise ('out of 4.0', 'one of 3')."""
+        prep = tok.head
+        if tok.dep_ != "pobj" or prep.lower_ != "of" or prep.head.pos_ not in ("NOUN", "PROPN") or prep.head.i > tok.i:
+            return None
+        noun = prep.head
+        marked = any(c.dep_ == "poss" or (c.dep_ == "det" and c.lower_ in ("a", "an")) for c in noun.children)
+        return noun if marked and noun.lemma_.lower() not in lx.TIME_UNITS else None
 
     @staticmethod
     def count_noun_before(tok) -> bool:
@@ -441,10 +474,21 @@ class Clauses:
                 owner, lemma = mine, ("have" if lemma == "be" else lemma)
         if owner is None or self.node(noun) == owner:
             return  # "27 species is a great achievement": nobody's count
-        about = next((self.same_verb_object(o) if o.pos_ == "PRON" else o for o in about_verb.children
-                      if o.dep_ in ("dobj", "attr") and o.pos_ in ("NOUN", "PROPN", "PRON")
-                      and o.i != noun.i and o.i not in self.used), None)
+        about = self.measured_stuff(noun)
+        if about is None:
+            about = next((self.same_verb_object(o) if o.pos_ == "PRON" else o for o in about_verb.children
+                          if o.dep_ in ("dobj", "attr") and o.pos_ in ("NOUN", "PROPN", "PRON")
+                          and o.i != noun.i and o.i not in self.used), None)
         self.quantity(owner, lemma, noun, value, about)
+
+    @staticmethod
+    def measured_stuff(noun):
+        """What a measure counts ('5 ounces of water', 'two cups of coffee'): 5 ounces of water and 1
+        tablespoon of coffee are two slots, not two values of one 'ounces' slot. None otherwise."""
+        if noun.lemma_.lower() not in lx.MEASURE_UNITS:
+            return None
+        return next((p for prep in noun.children if prep.dep_ == "prep" and prep.lower_ == "of"
+                     for p in prep.children if p.dep_ == "pobj" and p.pos_ == "NOUN"), None)
 
     @staticmethod
     def same_verb_object(pron):
@@ -462,9 +506,15 @@ class Clauses:
     def duration(self, tok, unit, value, verb) -> None:
         """'living in Harajuku for 3 months', "it's been 3 weeks" -> a Quantity with a unit, on the
         activity it measures. Time windows ('3 months ago', 'the past 3 weeks') are no durations."""
-        span = tok.doc[max(tok.i - 3, tok.sent.start) : min(unit.i + 2, tok.sent.end)]
-        if any(t.lower_ in WINDOW_WORDS for t in span) or unit.head.lower_ in ("in", "within", "by", "per", "a"):
-            return
+        before = tok.doc[max(tok.i - 3, tok.sent.start) : tok.i]
+        after = tok.doc[unit.i + 1] if unit.i + 1 < tok.sent.end else None
+        # a window is said around the number ('the past 3 weeks', '3 months ago'); 'spent 10 hours
+        # last month' is a duration followed by the window it was spent in
+        window = any(t.lower_ in WINDOW_BEFORE for t in before) or (after is not None and after.lower_ in WINDOW_AFTER)
+        governor = unit.head.head if unit.dep_ == "conj" else unit.head  # 'in 2 hours and 15 minutes'
+        took = governor.lower_ == "in" and verb.lemma_.lower() in lx.FINISH_VERBS and verb.tag_ in ("VBD", "VBN")
+        if window or (unit.head.lower_ in ("in", "within", "by", "per", "a") and not took):
+            return  # 'in 3 weeks' is when, unless a finished run or task took that long
         self.used.update({tok.i, unit.i})
         if self.owner(verb) is None:
             verb = self.previous_first_person(verb)  # "for sticking to my routine - it's been 3 weeks"
@@ -474,6 +524,8 @@ class Clauses:
         if owner is None:
             return
         about = self.activity_object(verb)
+        if took and about is None:  # "completed 30 miles in 2 hours": the 30 miles took the time
+            about = next((c for c in verb.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")), None)
         self.quantity(owner, verb.lemma_.lower(), unit, value, about, unit=lx.TIME_UNITS[unit.lemma_.lower()])
 
     def quantity(self, owner, lemma, noun, value, about=None, unit: str = "", kind: str = "", what: str = "") -> None:
@@ -492,10 +544,12 @@ class Clauses:
     def quantity_node(self, owner, verb: str, kind: str, named: str, what: str, top, value, about, unit: str) -> None:
         about_node = self.node(about) if about is not None else None
         about_key = self.local(about_node) if isinstance(about_node, URIRef) else ""
+        if about is not None and isinstance(about_node, Literal):  # '30 miles' (a QUANTITY): the miles
+            about_node, about_key = None, slug(about.lemma_.lower())
         owner_key = self.local(owner)
         tail = "duration" if unit else "count"
         q = entity(" ".join(w for w in (owner_key, verb, about_key, named, kind, tail) if w))
-        about_label = self.b.label(about_node) if about_key else ""
+        about_label = (self.b.label(about_node) if about_node is not None else about.text) if about_key else ""
         label = f"{what} ({verb}{' ' + about_label if about_label else ''})"
         self.b.individual(q, label, DSM.Quantity)
         self.b.fact(q, DSM.ofKind, self.b.noun_class(kind, top))
@@ -611,12 +665,28 @@ class Clauses:
 
     def preps(self, verb) -> list[tuple[str, object]]:
         out = []
+        if (place := self.where(verb)) is not None:
+            out.append(("at", place))
         for prep in (c for c in verb.children if c.dep_ in ("prep", "dative", "agent")):
             for pobj in (c for c in prep.children if c.dep_ == "pobj" and c.i not in self.used):
                 if (prep.lower_, pobj.lemma_.lower()) in lx.DISCOURSE:
                     continue  # "by the way" says nothing about the world
                 out += [(prep.lemma_.lower(), p) for p in [pobj, *pobj.conjuncts] if p.i not in self.used]
         return out
+
+    @staticmethod
+    def where(verb):
+        """The noun a 'where' relative clause places its verb at ('the cafe where I met Anna': met at
+        the cafe). In a causative clause ('the shop where I got my guitar serviced') the place is
+        also the place of the caused event (the guitar was serviced there)."""
+        clause = verb
+        if verb.dep_ in ("ccomp", "xcomp") and verb.tag_ in ("VBN", "VBD") and verb.head.lemma_.lower() in ("get", "have"):
+            # the participle is often tagged as a past tense here ('got my guitar serviced, they're ...')
+            clause = verb.head
+        if clause.dep_ == "relcl" and clause.head.pos_ in ("NOUN", "PROPN") \
+                and any(c.lower_ == "where" and c.dep_ == "advmod" for c in clause.children):
+            return clause.head
+        return None
 
     def copula(self, verb, subj_tok, negative: bool) -> None:
         owner = next((c for c in subj_tok.children if c.dep_ == "poss"), None)
@@ -699,11 +769,27 @@ class Clauses:
         if not isinstance(subj, URIRef):
             return
         objects = self.objects(verb)
+        if lemma == "turn" and not negative:
+            objects = [o for o in objects if not self.age(subj, o)]
         preps = self.preps(verb)
         for obj_tok in objects:
             self.direct(subj, verb, lemma, obj_tok, negative, preps)
         for prep, pobj in preps:
             self.prepositional(subj, lemma, prep, pobj, negative, objects)
+
+    def age(self, subj, obj_tok) -> bool:
+        """'I just turned 32 (last month)': the number a person turned is their age (the tagger may
+        read '32 last month' as one date)."""
+        value = parse_number(obj_tok) if obj_tok.pos_ == "NUM" else None
+        if value is None or not 0 < value < 130 or not self.personal_subject(obj_tok.head):
+            return False
+        self.used.add(obj_tok.i)
+        self.b.fact(subj, DSM.age, Literal(value))
+        return True
+
+    def personal_subject(self, verb) -> bool:
+        subj = self.subject(verb)
+        return subj is not None and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj))
 
     def direct(self, subj, verb, lemma, obj_tok, negative, preps) -> None:
         obj = self.node(obj_tok)

@@ -73,6 +73,8 @@ _add(DSM.dislikes, "dislike hate detest", "")
 _add(DSM.has, "have own possess", "")
 
 LIVE_VERBS = frozenset("live reside relocate move settle".split())
+# "finished a 5K in 35 minutes": after these verbs in the past, 'in N minutes' is the time it took
+FINISH_VERBS = frozenset("finish complete run swim ride cycle bike walk hike row solve beat do".split())
 STORE_VERBS = frozenset("keep store put leave hang place move stash display".split())
 LOCATIVE_PREPS = frozenset("in under on at inside behind near above below beside next by over".split())
 NAME_VERBS = frozenset("call name".split())

@@ -19,6 +19,9 @@ words on both sides, or proper names on both sides that share no word ('have yea
 'have years my black Fender Stratocaster'). Read with spaCy when the memory has it
 (docs/dsm-updates.md, "False prunes").
 
+Two durations that time different activities are different slots too ('a pace of 16 minutes' /
+'finished a 5K in 35 minutes').
+
 Then the old value is pruned, as for a functional property.
 """
 
@@ -126,6 +129,17 @@ class SlotMatcher:
         return frozenset(t.lower_ for t in self._doc(text) if t.pos_ == "PROPN") if text else frozenset()
 
 
+def different_activities(a: tuple[str, str], b: tuple[str, str]) -> str:
+    """Why two durations ((unit, about) each) time different things, or '': both say what they time
+    and the two share no word ('minutes (maintain pace)' / 'minutes (finish 5K)'; 'hours (finish
+    full marathon)' / 'hours (complete miles)'). '5K run' / '5K' may be one run; so may a duration
+    that does not say what it times."""
+    (_, about_a), (_, about_b) = a, b
+    if about_a and about_b and not content(about_a) & content(about_b):
+        return f"different activities: {about_a} / {about_b}"
+    return ""
+
+
 def running_total(text: str) -> bool:
     """'count my total species': the owner's running total of the kind, which restates any earlier
     count of that kind by that owner, whatever verb counted it ('spot different species')."""
@@ -186,6 +200,9 @@ def candidate_pairs(old: Graph, fragment: Graph, matcher: SlotMatcher) -> list[t
                 if not matched and prop == DSM.amount and kind[0] == "kind" and running_total(b):
                     matched, how = True, "the new count is a running total"
                 if matched and (why := matcher.different_things(parts(old, node), parts(fragment, new))):
+                    matched, how = False, why
+                if matched and prop == DSM.amount and kind[0] == "unit" \
+                        and (why := different_activities(parts(old, node), parts(fragment, new))):
                     matched, how = False, why
                 pair = SlotPair(node, new, a, b, score, matched, how)
                 if matcher.log is not None:
