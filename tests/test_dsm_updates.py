@@ -271,18 +271,6 @@ def test_a_measure_counts_what_it_is_of(extractor):
     (water,) = amounts(got, 5)
     (coffee,) = amounts(got, 1)
     assert water != coffee and "water" in str(water) and "coffee" in str(coffee)
-    (plain,) = amounts(facts(extractor, "I now use 5 ounces per tablespoon."), 5)
-    assert "water" not in str(plain) and (plain, DSM.ofKind, noun_class("ounce")) in facts(extractor, "I now use 5 ounces per tablespoon.")
-
-
-def test_a_measure_counts_what_it_is_of(extractor):
-    """6071bd76 'did I switch to more water per tablespoon of coffee, or less?' - 5 ounces: '1 tablespoon
-    of coffee for every 5 ounces of water' are two slots, each about its stuff, so the question about
-    water finds the 5; a unit alone ('5 ounces') is still a count of ounces."""
-    got = facts(extractor, DEV_SENTENCES["6071bd76"][0])
-    (water,) = amounts(got, 5)
-    (coffee,) = amounts(got, 1)
-    assert water != coffee and "water" in str(water) and "coffee" in str(coffee)
     alone = facts(extractor, "I now use 5 ounces per tablespoon.")
     (plain,) = amounts(alone, 5)
     assert "water" not in str(plain) and (plain, DSM.ofKind, noun_class("ounce")) in alone
