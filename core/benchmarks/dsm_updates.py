@@ -44,8 +44,10 @@ STOPWORDS = frozenset(
     "a an the i my me we our you your he she it they them is are was were be been being have has had do does did "
     "how many much what which who whom where when why since before after to of in on at for with from by and or "
     "that this these those currently current now new recently last first ever so far total again time times "
-    "did get got just about up down".split()
+    "did get got just about up down every dr mr mrs ms".split()  # 'every week' ~ 'week'; 'Dr. Kim' ~ 'Kim'
 )
+# what a question word asks for, in the graph's words: 'how old' asks for an age
+QUESTION_SENSES = {"old": "age"}
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
@@ -84,7 +86,8 @@ def question_words(question: str, nlp) -> set[str]:
     """Content words of the question, surface forms and lemmas ('lost' also as 'lose'): relation
     and kind labels in the graph are lemmas."""
     lemmas = " ".join(t.lemma_ for t in nlp(question))
-    return content_words(question) | content_words(lemmas)
+    words = content_words(question) | content_words(lemmas)
+    return words | {QUESTION_SENSES[w] for w in words if w in QUESTION_SENSES}
 
 
 def stem(word: str) -> str:
@@ -174,23 +177,31 @@ def words_of(graph, term) -> set[str]:
     return content_words(label)
 
 
-def question_triples(graph, question: set[str]) -> list:
-    """Facts the question is about: subject, relation or a Quantity's counted kind shares a content
-    word with the question."""
-    from core.methods.dsmart.fragment import is_fact
+def subject_words(graph, s) -> set[str]:
+    """What a fact's subject is about: its label; for a Quantity also its counted kind and the edges
+    that reach it ('user's commute --be--> minutes', 'user --weigh--> pounds'): a count is about
+    whose it is and what was done."""
+    from rdflib import RDF
+
     from core.methods.dsmart.vocab import DSM
 
-    out = []
-    for s, p, o in graph:
-        if not is_fact((s, p, o)):
-            continue
-        words = words_of(graph, s) | words_of(graph, p)
-        kind = graph.value(s, DSM.ofKind)
-        if kind is not None:
-            words |= words_of(graph, kind)
-        if words & question:
-            out.append((s, p, o))
-    return out
+    words = words_of(graph, s)
+    kind = graph.value(s, DSM.ofKind)
+    if kind is not None:
+        words |= words_of(graph, kind)
+    if (s, RDF.type, DSM.Quantity) in graph:
+        for owner, p in graph.subject_predicates(s):
+            words |= words_of(graph, owner) | words_of(graph, p)
+    return words
+
+
+def question_triples(graph, question: set[str]) -> list:
+    """Facts the question is about: subject (see subject_words) or relation shares a content word
+    with the question."""
+    from core.methods.dsmart.fragment import is_fact
+
+    return [(s, p, o) for s, p, o in graph
+            if is_fact((s, p, o)) and (subject_words(graph, s) | words_of(graph, p)) & question]
 
 
 def is_number(term, value: float) -> bool:
@@ -228,19 +239,13 @@ def text_on(graph, triples, answer: str) -> bool:
 
 def pruned_number(memory, question: set[str], value: float) -> bool:
     """A triple pruned in the history carried the value, on a fact the question is about."""
-    from core.methods.dsmart.vocab import DSM
-
     g = memory.graph  # labels and kinds stay when a value is pruned
     for record in memory.history:
         for p in record.pruned:
             s, pred, o = p.triple
             if not is_number(o, value):
                 continue
-            words = words_of(g, s) | words_of(g, pred)
-            kind = g.value(s, DSM.ofKind)
-            if kind is not None:
-                words |= words_of(g, kind)
-            if words & question:
+            if (subject_words(g, s) | words_of(g, pred)) & question:
                 return True
     return False
 

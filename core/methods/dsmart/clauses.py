@@ -309,7 +309,8 @@ class Clauses:
         if tok.lower_.rstrip("s") not in lx.WEEKDAYS:
             return False
         head = tok.head
-        return head.lower_ in ("on", "every") or (tok.dep_ == "conj" and head.lower_.rstrip("s") in lx.WEEKDAYS) \
+        moved = head.lower_ == "to" and head.head.lemma_.lower() in lx.CHANGE_VERBS  # "got moved to Thursdays"
+        return head.lower_ in ("on", "every") or moved or (tok.dep_ == "conj" and head.lower_.rstrip("s") in lx.WEEKDAYS) \
             or tok.dep_ == "npadvmod" or any(c.lower_ == "every" for c in tok.children)
 
     def anchor(self, tok):
@@ -459,11 +460,30 @@ class Clauses:
         return None
 
     def count(self, tok, noun, value, verb) -> None:
+        thing = self.changed(noun, verb, tok)
+        if thing is not None and isinstance(owner := self.node(thing), URIRef):
+            # "my team has grown to 8 engineers": as "my team is 8 engineers"; a group's members are its
+            # owner's ("our board game collection has grown to 31 games": we have 31 games)
+            if thing.lemma_.lower() in lx.AGGREGATE_NOUNS and (mine := self.possessor(thing)) is not None:
+                self.quantity(mine, "have", noun, value)
+                return
+            q = self.quantity(owner, "be", noun, value)
+            # "I'm changing my coffee limit to two cups", "reducing your coffee intake to one cup": the
+            # cups are also whoever changed the thing's, or whose the thing is
+            actor = self.owner(verb) if thing.dep_ == "dobj" else None
+            actor = actor if actor is not None else self.possessor(thing)
+            if actor is not None and actor != owner:
+                self.b.fact(actor, self.b.relation(verb.lemma_.lower()), q)
+            return
         owner = self.owner(verb)
         lemma = verb.lemma_.lower()
         about_verb = verb
         if owner is None and lemma == "be":  # "that's six times now that I've worn them", "that's 15 baseballs"
+            # or a clause before it: "I finished another one yesterday, so that's 15 books this year"
             inner = self.first_person_clause(verb)
+            subj = self.subject(verb)
+            if inner is None and verb.dep_ != "relcl" and subj is not None and subj.lower_ in ("that", "this", "it"):
+                inner = self.previous_first_person(verb)  # not "..., which is about 10 miles": a relative says what a thing is
             if inner is not None:
                 owner = self.owner(inner)
                 lemma = inner.lemma_.lower() if noun.lemma_.lower() == "time" else "have"
@@ -474,6 +494,9 @@ class Clauses:
                 owner, lemma = mine, ("have" if lemma == "be" else lemma)
         if owner is None or self.node(noun) == owner:
             return  # "27 species is a great achievement": nobody's count
+        subj = self.subject(about_verb)
+        if subj is not None and subj.lemma_.lower() in lx.AGGREGATE_NOUNS and (mine := self.possessor(subj)) is not None:
+            owner, lemma = mine, "have"  # "our collection has 25 board games": we have 25 board games
         about = self.measured_stuff(noun)
         if about is None:
             about = next((self.same_verb_object(o) if o.pos_ == "PRON" else o for o in about_verb.children
@@ -511,11 +534,17 @@ class Clauses:
         # a window is said around the number ('the past 3 weeks', '3 months ago'); 'spent 10 hours
         # last month' is a duration followed by the window it was spent in
         window = any(t.lower_ in WINDOW_BEFORE for t in before) or (after is not None and after.lower_ in WINDOW_AFTER)
+        if after is not None and after.lower_ == "old":
+            return  # "my dog is 2 years old": an age (copula_adjective), not a duration
         governor = unit.head.head if unit.dep_ == "conj" else unit.head  # 'in 2 hours and 15 minutes'
         took = governor.lower_ == "in" and verb.lemma_.lower() in lx.FINISH_VERBS and verb.tag_ in ("VBD", "VBN")
         if window or (unit.head.lower_ in ("in", "within", "by", "per", "a") and not took):
             return  # 'in 3 weeks' is when, unless a finished run or task took that long
         self.used.update({tok.i, unit.i})
+        thing = self.changed(unit, verb, tok)
+        if thing is not None and isinstance(owner := self.node(thing), URIRef):
+            self.quantity(owner, "be", unit, value, unit=lx.TIME_UNITS[unit.lemma_.lower()])
+            return
         if self.owner(verb) is None:
             verb = self.previous_first_person(verb)  # "for sticking to my routine - it's been 3 weeks"
             if verb is None:
@@ -528,20 +557,19 @@ class Clauses:
             about = next((c for c in verb.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")), None)
         self.quantity(owner, verb.lemma_.lower(), unit, value, about, unit=lx.TIME_UNITS[unit.lemma_.lower()])
 
-    def quantity(self, owner, lemma, noun, value, about=None, unit: str = "", kind: str = "", what: str = "") -> None:
+    def quantity(self, owner, lemma, noun, value, about=None, unit: str = "", kind: str = "", what: str = "") -> URIRef:
         """owner --verb--> Quantity(kind noun) amount value. Verbs that count the same thing share one
         node (lexicon.COUNT_VERBS), so a new count lands on the old count's functional amount. With
         no noun token (a count said by an adverb: 'twice'), `kind` and `what` name what is counted."""
         verb = lx.count_verb(lemma)
         if noun is None:
-            self.quantity_node(owner, verb, kind, "", what, self.top_class_of(kind), value, about, unit)
-            return
+            return self.quantity_node(owner, verb, kind, "", what, self.top_class_of(kind), value, about, unit)
         kind = noun.lemma_.lower()
         named = " ".join(t.lemma_.lower() for t in self.modifiers(noun) if t.dep_ == "compound" or t.pos_ == "PROPN")
         what = (self.key(noun) or ("", noun.text))[1] if not unit else noun.text
-        self.quantity_node(owner, verb, kind, named, what, self.top_class(noun), value, about, unit)
+        return self.quantity_node(owner, verb, kind, named, what, self.top_class(noun), value, about, unit)
 
-    def quantity_node(self, owner, verb: str, kind: str, named: str, what: str, top, value, about, unit: str) -> None:
+    def quantity_node(self, owner, verb: str, kind: str, named: str, what: str, top, value, about, unit: str) -> URIRef:
         about_node = self.node(about) if about is not None else None
         about_key = self.local(about_node) if isinstance(about_node, URIRef) else ""
         if about is not None and isinstance(about_node, Literal):  # '30 miles' (a QUANTITY): the miles
@@ -557,6 +585,7 @@ class Clauses:
         if unit:
             self.b.fact(q, DSM.unit, Literal(unit))
         self.b.fact(owner, self.b.relation(verb), q)
+        return q
 
     @staticmethod
     def local(iri) -> str:
@@ -580,6 +609,40 @@ class Clauses:
                 return o
         return None
 
+    def changed(self, phrase, verb, num=None):
+        """The thing a change statement sets to the value `phrase` states ('10,000 steps', '$1,950',
+        '60 days'): the object of a change verb ('bumped my daily step goal up to 10,000 steps',
+        'raised my rent to $1,950'), else its subject ('my team has grown to 8 engineers', 'my streak
+        just hit 60 days', 'my fund is now at $3,500'). Such a value is the thing's, as if said 'my
+        rent is $1,950', so both land on one slot. None when the value is no such target, or the
+        thing is the speaker ('I'm down to 172 pounds' keeps its own reading)."""
+        lemma = verb.lemma_.lower()
+        if verb.tag_ == "VB" and any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
+            return None  # "my goal is to reach 1000 miles": an aim, not a change that happened
+        marked = num is not None and any(c.dep_ == "quantmod" and c.lower_ in ("to", "at") for c in num.children)
+        if marked and lemma in lx.CHANGE_VERBS:  # "bumped my goal up to 10,000 steps", parsed as the goal's appos
+            if phrase.dep_ == "appos" and phrase.head.dep_ == "dobj" and phrase.head.head.i == verb.i:
+                phrase = phrase.head.head  # the target is then the verb's object, found below
+            elif phrase.head.i != verb.i:
+                return None
+        elif phrase.dep_ == "pobj" and phrase.head.lower_ in ("to", "at"):
+            prep = phrase.head
+            via = prep.head
+            if via.i != verb.i and not (via.lower_ in ("up", "down") and via.head.i == verb.i):
+                return None
+            if lemma == "be" and not (prep.lower_ == "at" or via.lower_ in ("up", "down")):
+                return None  # "is to ..." is no value
+            if lemma != "be" and lemma not in lx.CHANGE_VERBS:
+                return None
+        elif not (phrase.dep_ in ("dobj", "npadvmod") and lemma in ("hit", "reach")):
+            return None
+        target = next((c for c in verb.children if c.dep_ == "dobj" and c.i != phrase.i), None) \
+            if lemma not in ("be", "hit", "reach") else None
+        thing = target if target is not None else self.subject(verb)
+        if thing is None or thing.pos_ not in ("NOUN", "PROPN") or thing.i == phrase.i:
+            return None
+        return thing
+
     def activity_object(self, verb):
         """What an activity is done to or at: its direct object, else its first prepositional object."""
         obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr") and c.i not in self.used
@@ -600,6 +663,9 @@ class Clauses:
             self.event_fact(head, verb, prop, value)
             return
         subj = self.subject(verb)
+        if subj is not None and subj.pos_ == "NOUN" and subj.lemma_.lower() in lx.EVENT_NOUNS:
+            self.event_fact(subj, None, prop, value)  # "our weekly team meeting moved to 10:30 am"
+            return
         ante = self.antecedent(subj) if subj is not None else None
         if ante is not None:  # "the gym, which is usually at 6 pm": the clause the gym is in
             if ante.lemma_.lower() in lx.EVENT_NOUNS:
@@ -623,7 +689,7 @@ class Clauses:
         if not isinstance(event, URIRef):
             return
         owner = self.owner(verb) if verb is not None else None
-        if owner is not None:
+        if owner is not None and owner != event:  # "our meeting moved to ...": the meeting does not do itself
             self.b.fact(owner, DSM.does, event)
         self.b.fact(event, prop, value)
 
@@ -705,6 +771,8 @@ class Clauses:
         if negative:
             return
         for prep, pobj in self.preps(verb):  # "Rachel, who's currently at TechCorp": her employer
+            if self.changed_value(pobj, verb):  # "my Japan trip fund is now at $3,500"
+                continue
             obj = self.node(pobj)
             if prep in ("at", "with") and pobj.ent_type_ == "ORG" and isinstance(obj, URIRef):
                 self.b.fact(subj, DSM.worksFor, obj)
@@ -772,10 +840,23 @@ class Clauses:
         if lemma == "turn" and not negative:
             objects = [o for o in objects if not self.age(subj, o)]
         preps = self.preps(verb)
+        if lemma in lx.CHANGE_VERBS and not negative:
+            preps = [(prep, pobj) for prep, pobj in preps if not self.changed_value(pobj, verb)]
         for obj_tok in objects:
             self.direct(subj, verb, lemma, obj_tok, negative, preps)
         for prep, pobj in preps:
             self.prepositional(subj, lemma, prep, pobj, negative, objects)
+
+    def changed_value(self, pobj, verb) -> bool:
+        """'The landlord raised my rent to $1,950 a month': the rent's value is 1950, as in 'my rent is
+        $1,950' (an amount after to / at of a change verb)."""
+        thing = self.changed(pobj, verb)
+        value = self.node(pobj) if thing is not None else None
+        node = self.node(thing) if thing is not None else None
+        if not (is_amount(value) and isinstance(node, URIRef)):
+            return False
+        self.b.fact(node, DSM.value, value)
+        return True
 
     def age(self, subj, obj_tok) -> bool:
         """'I just turned 32 (last month)': the number a person turned is their age (the tagger may
@@ -788,8 +869,10 @@ class Clauses:
         return True
 
     def personal_subject(self, verb) -> bool:
+        """A person, or someone's own ('my dog', 'my son'): what can turn an age."""
         subj = self.subject(verb)
-        return subj is not None and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj))
+        return subj is not None and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj)
+                                     or (subj.pos_ == "NOUN" and any(c.dep_ == "poss" for c in subj.children)))
 
     def direct(self, subj, verb, lemma, obj_tok, negative, preps) -> None:
         obj = self.node(obj_tok)
@@ -807,11 +890,42 @@ class Clauses:
             if purpose is not None:  # "$75 on groceries", "$250 for a food bank": the amount of that spending
                 target = self.activity(subj, verb, purpose)
             self.b.fact(target, self.b.relation(lemma, datatype=isinstance(obj, Literal), negative=negative), obj)
+        if obj_tok.lemma_.lower() in lx.JOB_NOUNS and lemma in lx.JOB_VERBS and not negative:
+            self.employer(subj, obj_tok)
         if lemma in lx.STORE_VERBS and isinstance(obj, URIRef) and not negative:
-            for prep, pobj in preps:  # "I keep my sneakers under my bed": where the sneakers are now
-                place = self.node(pobj)
-                if prep in lx.LOCATIVE_PREPS and isinstance(place, URIRef):
-                    self.b.fact(obj, DSM.storedAt, place)
+            # "I keep my sneakers under my bed": where the sneakers are now (the place may hang on the object)
+            for prep, pobj in preps + self.preps(obj_tok):
+                if prep in lx.LOCATIVE_PREPS or (prep in ("to", "into") and lemma in ("move", "put", "place")):
+                    place = self.place(pobj)
+                    if isinstance(place, URIRef):
+                        self.b.fact(obj, DSM.storedAt, place)
+                        break  # the first place; 'in my bedroom closet' after 'the safe' is the safe's place
+
+    def place(self, tok):
+        """Where a thing is kept, with the place that place is in: 'the safe in my bedroom closet', 'a
+        shoe rack in my closet' are one spot (the safe, not every safe); a town does not narrow it."""
+        node = self.node(tok)
+        inner = next((p for prep in tok.children if prep.dep_ == "prep" and prep.lower_ in lx.LOCATIVE_PREPS
+                      for p in prep.children if p.dep_ == "pobj" and p.pos_ == "NOUN"), None)
+        if not isinstance(node, URIRef) or inner is None or not isinstance(self.node(inner), URIRef):
+            return node
+        outer, key = self.key(inner), self.key(tok)
+        if outer is None or key is None:
+            return node
+        prep = inner.head.lower_
+        return self.b.individual(entity(f"{key[0]} {prep} {outer[0]}"), f"{key[1]} {prep} {outer[1]}",
+                                 self.b.noun_class(tok.lemma_.lower(), self.top_class(tok)))
+
+    def employer(self, subj, job) -> None:
+        """'I just started my new job at Spotify', 'I love my internship with NASA': the name after
+        'at' / 'with' a job noun is the employer (spaCy may type a company a place: any name that
+        is not a person's)."""
+        preps = [*job.children, *(c for c in job.head.children if job.dep_ == "dobj")]  # 'at' may hang on the verb
+        for prep in (c for c in preps if c.dep_ == "prep" and c.lower_ in ("at", "with")):
+            for pobj in (c for c in prep.children if c.dep_ == "pobj" and c.pos_ == "PROPN" and c.ent_type_ != "PERSON"):
+                org = self.node(pobj)
+                if isinstance(org, URIRef):
+                    self.b.fact(subj, DSM.worksFor, org)
 
     def purpose(self, preps):
         """What an amount was for: the first 'on' / 'for' object that names a thing ('spent $75 on

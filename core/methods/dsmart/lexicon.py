@@ -78,6 +78,20 @@ FINISH_VERBS = frozenset("finish complete run swim ride cycle bike walk hike row
 STORE_VERBS = frozenset("keep store put leave hang place move stash display".split())
 LOCATIVE_PREPS = frozenset("in under on at inside behind near above below beside next by over".split())
 NAME_VERBS = frozenset("call name".split())
+# verbs that set a thing to a new value: "raised my rent to $1,950", "my team has grown to 8 engineers",
+# "my streak just hit 60 days"; the value is the thing's, as in "my rent is $1,950"
+CHANGE_VERBS = frozenset("raise increase bump boost up cut reduce lower decrease drop grow rise climb jump fall shrink "
+                         "go hit reach change move shift adjust bring push double halve".split())
+# verbs that say only that a value changed, nothing of the slot: "my goal is 8,000 steps" and "I've cut
+# down to 1 cup of coffee a day" name their slots by what they count, not by the verb
+VALUE_VERBS = frozenset("be raise increase bump boost cut reduce lower decrease grow rise climb jump fall shrink "
+                        "change adjust".split())
+# groups whose members are their owner's: "my vinyl collection is up to 120 records" counts my records
+AGGREGATE_NOUNS = frozenset("collection library team staff crew squad fleet stash".split())
+# nouns whose 'at X' names an employer: "my new job at Spotify", "an internship with NASA"
+JOB_NOUNS = frozenset("job position role internship post career".split())
+# verbs that hold such a job ("I want a job at Google", "applying for a role at X" hold none)
+JOB_VERBS = frozenset("start begin get land take accept have love like enjoy hate".split())
 DISCOURSE = frozenset({("by", "way"), ("for", "while"), ("in", "fact"), ("of", "course"), ("speak", "of")})
 
 

@@ -30,7 +30,7 @@ from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
-from core.methods.dsmart.slots import SlotMatcher, slot_conflicts
+from core.methods.dsmart.slots import SlotMatcher, slot_updates
 from core.methods.dsmart.statement import StatementMaker
 from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
 
@@ -156,7 +156,10 @@ class DynamicStructuredMemory:
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
                  + cf.opposite_conflicts(old, fragment))
         t_slots = time.perf_counter()
-        found += slot_conflicts(old, fragment, self.slots)
+        slot_found, carried = slot_updates(old, fragment, self.slots)
+        found += slot_found
+        for triple in carried:  # the restated slot keeps the old slot's description
+            fragment.add(triple)
         timings["detect_slots"] = time.perf_counter() - t_slots
         consistent = False
         if self.config.reasoner:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from rdflib import Graph, URIRef
 
+from core.methods.dsmart.lexicon import VALUE_VERBS
 from core.methods.dsmart.vocab import DSM, RELATION_BASE, label_of
 
 SCHEDULE = (DSM.frequency, DSM.atTime, DSM.onDay)
@@ -46,7 +47,8 @@ def description(graph: Graph, node) -> str:
     """A slot as a short phrase: 'finish videos', 'wear times Converse', 'head to gym'."""
     label = label_of(graph, node)
     m = _LABEL.match(label)
-    text = f"{m['verb']} {m['what']} {m['about'] or ''}" if m else label
+    verb = m["verb"] if m and m["verb"] not in VALUE_VERBS else ""  # 'be', 'cut': no part of what is counted
+    text = f"{verb} {m['what']} {m['about'] or ''}" if m else label
     return re.sub(r"\buser's\b", "my", text).strip()
 
 
@@ -126,7 +128,8 @@ class SlotMatcher:
 
     def _names(self, text: str) -> frozenset[str]:
         """The proper-noun words of a slot ('Yamaha', 'FG800'; 'Zumba'): what names one thing."""
-        return frozenset(t.lower_ for t in self._doc(text) if t.pos_ == "PROPN") if text else frozenset()
+        # plural-insensitive, as `content`: a short phrase may tag 'cups' a name, and 'cup' is the same word
+        return frozenset(t.lower_.rstrip("s") for t in self._doc(text) if t.pos_ == "PROPN") if text else frozenset()
 
 
 def different_activities(a: tuple[str, str], b: tuple[str, str]) -> str:
@@ -211,11 +214,15 @@ def candidate_pairs(old: Graph, fragment: Graph, matcher: SlotMatcher) -> list[t
     return out
 
 
-def slot_conflicts(old: Graph, fragment: Graph, matcher: SlotMatcher):
-    """Conflicts for the old values of slots the fragment restates (see the module docstring)."""
+def slot_updates(old: Graph, fragment: Graph, matcher: SlotMatcher) -> tuple[list, list]:
+    """(conflicts, carried): conflicts for the old values of slots the fragment restates (see the
+    module docstring), and the old slot's descriptions carried onto the new one. 'I weigh 180
+    pounds' then 'I'm down to 172 pounds' are one slot; the new count came with the verb 'be', and
+    keeps 'weigh' as well (user --weigh--> the new count), so it is still found as what the user
+    weighs. Only the owners' minted relations are carried, and only for counts and measures."""
     from core.methods.dsmart.conflicts import Conflict
 
-    found = []
+    found, carried = [], []
     for pair, prop, stale in candidate_pairs(old, fragment, matcher):
         if not pair.matched:
             continue
@@ -223,7 +230,16 @@ def slot_conflicts(old: Graph, fragment: Graph, matcher: SlotMatcher):
             why = (f"same slot as the new '{pair.new_text}' ({pair.how}):"
                    f" {label_of(fragment, prop)} {value} is replaced")
             found.append(Conflict((pair.old, prop, value), why, "slot"))
-    return found
+        if prop == DSM.amount:
+            shared = owners(old, pair.old) & owners(fragment, pair.new)
+            carried += [(s, p, pair.new) for s, p in old.subject_predicates(pair.old)
+                        if s in shared and str(p).startswith(RELATION_BASE) and (s, p, pair.new) not in fragment]
+    return found, carried
 
 
-__all__ = ["SlotMatcher", "SlotPair", "candidate_pairs", "description", "slot_conflicts"]
+def slot_conflicts(old: Graph, fragment: Graph, matcher: SlotMatcher):
+    """Conflicts for the old values of slots the fragment restates (see the module docstring)."""
+    return slot_updates(old, fragment, matcher)[0]
+
+
+__all__ = ["SlotMatcher", "SlotPair", "candidate_pairs", "description", "slot_conflicts", "slot_updates"]
