@@ -464,7 +464,7 @@ class Clauses:
         if thing is not None and isinstance(owner := self.node(thing), URIRef):
             # "my team has grown to 8 engineers": as "my team is 8 engineers"; a group's members are its
             # owner's ("our board game collection has grown to 31 games": we have 31 games)
-            if thing.lemma_.lower() in lx.AGGREGATE_NOUNS and (mine := self.possessor(thing)) is not None:
+            if (mine := self.group_owner(thing)) is not None:
                 self.quantity(mine, "have", noun, value)
                 return
             q = self.quantity(owner, "be", noun, value)
@@ -495,7 +495,7 @@ class Clauses:
         if owner is None or self.node(noun) == owner:
             return  # "27 species is a great achievement": nobody's count
         subj = self.subject(about_verb)
-        if subj is not None and subj.lemma_.lower() in lx.AGGREGATE_NOUNS and (mine := self.possessor(subj)) is not None:
+        if subj is not None and (mine := self.group_owner(subj)) is not None:
             owner, lemma = mine, "have"  # "our collection has 25 board games": we have 25 board games
         about = self.measured_stuff(noun)
         if about is None:
@@ -608,6 +608,11 @@ class Clauses:
             if t.dep_ == "poss" and isinstance(o := self.node(t), URIRef):
                 return o
         return None
+
+    def group_owner(self, noun) -> URIRef | None:
+        """Whose a group's members are: 'my vinyl collection', 'our team' (lexicon.AGGREGATE_NOUNS);
+        None for other nouns or an unowned group."""
+        return self.possessor(noun) if noun.lemma_.lower() in lx.AGGREGATE_NOUNS else None
 
     def changed(self, phrase, verb, num=None):
         """The thing a change statement sets to the value `phrase` states ('10,000 steps', '$1,950',

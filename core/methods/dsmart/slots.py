@@ -237,9 +237,4 @@ def slot_updates(old: Graph, fragment: Graph, matcher: SlotMatcher) -> tuple[lis
     return found, carried
 
 
-def slot_conflicts(old: Graph, fragment: Graph, matcher: SlotMatcher):
-    """Conflicts for the old values of slots the fragment restates (see the module docstring)."""
-    return slot_updates(old, fragment, matcher)[0]
-
-
-__all__ = ["SlotMatcher", "SlotPair", "candidate_pairs", "description", "slot_conflicts", "slot_updates"]
+__all__ = ["SlotMatcher", "SlotPair", "candidate_pairs", "description", "slot_updates"]
