@@ -8,11 +8,13 @@ import streamlit as st
 
 from core.config import BACKENDS
 from core.llm import LLMError
+from core.llm.endpoint_check import with_endpoint_model
 from core.llm.scoring_routes import scoring_note
 from core.methods import METHODS, method_class
 from ui import owner, safe, state, warmup
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+BACKEND_NOTE = "backend_note"  # what saving the backend settings changed, for the run after st.rerun
 warm = warmup.start()  # the shared models load in the background while the visitor reads this page
 owner.sidebar(owner.current_owner())
 st.title("Dialogue memory workbench")
@@ -67,9 +69,20 @@ with st.form("backend"):
     forget = st.checkbox("Forget the stored API key")
     if st.form_submit_button("Apply"):
         key = "" if forget else (api_key or settings.api_key)
-        state.set_llm_settings(replace(settings, backend=backend, model=model.strip(), base_url=base_url.strip(), api_key=key,
-                                       timeout_s=float(timeout), strong=strong))
-        st.rerun()
+        wanted = replace(settings, backend=backend, model=model.strip(), base_url=base_url.strip(), api_key=key,
+                         timeout_s=float(timeout), strong=strong)
+        try:  # an endpoint without a model takes the one its server lists, or is refused here, not at the first message
+            with st.spinner("Asking the server which models it serves…"):
+                checked, note = with_endpoint_model(wanted)
+        except LLMError as err:
+            st.error(f"Not saved: {safe.literal(str(err))}.")
+        else:
+            state.set_llm_settings(checked)
+            if note:
+                st.session_state[BACKEND_NOTE] = note  # shown after the rerun
+            st.rerun()
+if note := st.session_state.pop(BACKEND_NOTE, None):
+    st.success(safe.literal(note))
 
 st.subheader("Sentence embedder")
 st.caption("Used by chunk RAG, SGMem and every dense retrieval step. Both named models come from PyPI and work offline; "
