@@ -77,7 +77,8 @@ with compare_tab:
         if query.gold:
             st.caption(safe.literal(f"Gold evidence: {', '.join(query.gold)} · answer: {query.answer}"))
         methods = st.multiselect("Retrievers", ur.RETRIEVER_NAMES,
-                                 default=ur.KG_RETRIEVERS if source == "OpenDialKG file" else ["rag-t", "bm25-t", "sgmem-t"])
+                                 default=ur.KG_RETRIEVERS if source == "OpenDialKG file" else ur.DEFAULT_RETRIEVERS,
+                                 format_func=ur.retriever_label)
         k = st.slider("K (chunks retrieved)", 1, 20, 5)
         with st.expander(f"SGMem hyper-parameters (paper defaults for {preset}, calibrated for the embedder)"):
             base = sgmem_settings(preset, display_name(state.embedder_choice()))
