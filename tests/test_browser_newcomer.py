@@ -40,11 +40,11 @@ def test_a_newcomer_s_first_minutes(app, page):
     box.press("Enter")
     expect(page.get_by_text("the remaining 1 were cut").first).to_be_visible(timeout=30_000)
     reply = page.get_by_test_id("stChatMessage").nth(1)
-    expect(reply).to_contain_text("base ·", timeout=180_000)
+    expect(reply).to_contain_text("base ·", timeout=420_000)
     reply.get_by_text("CS ").first.wait_for(timeout=120_000)  # the rerun after saving
     page.get_by_test_id("stChatInputTextArea").fill("Where do I live?")
     page.get_by_test_id("stChatInputTextArea").press("Enter")
-    expect(page.get_by_test_id("stChatMessage").nth(3)).to_contain_text("base ·", timeout=180_000)
+    expect(page.get_by_test_id("stChatMessage").nth(3)).to_contain_text("base ·", timeout=420_000)
     page.get_by_test_id("stChatMessage").nth(3).get_by_text("CS ").first.wait_for(timeout=120_000)
 
     page.reload()  # a new session: the conversation is reopened, not "— new —"
