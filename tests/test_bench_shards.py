@@ -170,3 +170,30 @@ def test_longmemeval_shards_merge_into_the_single_run(tmp_path):
     assert merged["results"]["rag-t"]["by_type"]["abstention"]["n"] == 1 and merged["results"]["rag-t"]["n"] == 5
     assert "index_mb_mean" in merged["results"]["rag-t"]
     assert _without_timing(read_run(tmp_path / "merged")[1]) == _without_timing(items)
+
+
+# -- the same shards on a local Ray --------------------------------------------------------------------
+@pytest.fixture()
+def local_ray():
+    """A local Ray of 2 CPUs for one test: small object store, no dashboard, shut down afterwards."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}})
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_ray_runs_the_shards_and_merges_them_into_the_single_run(runs, locomo_slice, local_ray, tmp_path, capsys):
+    argv = bench_argv(locomo_slice, tmp_path / "ray", runs / "cache", "--ray", "local", "--ray-workers", "2", "--ray-shards", "3")
+    assert cli.main(argv) == 0
+    merged, items = read_run(tmp_path / "ray")
+    single, single_items = read_run(runs / "single")
+    assert merged["results"] == single["results"] and merged["settings"] == single["settings"]
+    assert "ray" not in merged["settings"] and _without_timing(items) == _without_timing(single_items)
+    assert sorted(p.name for p in (tmp_path / "ray" / "shards").iterdir()) == ["0", "1", "2"]
+    err = capsys.readouterr().err
+    assert "ray: 3 shards on 2 workers (1 CPU, 0 GPU each)" in err and "ray: 20/20 items, 3/3 shards" in err
