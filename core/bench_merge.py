@@ -68,6 +68,27 @@ def merge_runs(dirs: Sequence[str | Path], out: str | Path) -> dict:
     return summary
 
 
+def compare_runs(merged: str | Path, single: str | Path) -> list[str]:
+    """What differs between two runs of one benchmark (a merge and the single run): benchmark, data,
+    settings, results and the items without what each run times afresh (the module's TIMED_FIELDS).
+    Empty when they agree."""
+    (a, a_items), (b, b_items) = read_run(merged), read_run(single)
+    differences = [field for field in ("benchmark", "data", "settings", "results") if a.get(field) != b.get(field)]
+    timed = getattr(load_benchmark(a["benchmark"]), "TIMED_FIELDS", frozenset())
+    if len(a_items) != len(b_items):
+        differences.append(f"items ({len(a_items)} against {len(b_items)})")
+    else:
+        ids = [i for i, (x, y) in enumerate(zip(a_items, b_items)) if _untimed(x, timed) != _untimed(y, timed)]
+        differences += [f"item {i + 1}" for i in ids[:10]] + ([f"{len(ids) - 10} more items"] if len(ids) > 10 else [])
+    return differences
+
+
+def _untimed(value, timed: frozenset):
+    if isinstance(value, dict):
+        return {k: _untimed(v, timed) for k, v in value.items() if k not in timed}
+    return value
+
+
 def _read_shard(folder: Path) -> tuple[dict, list[dict]]:
     if not (folder / "summary.json").is_file():
         raise MergeError(f"bench-merge: {folder} has no summary.json (a shard that did not finish?)")

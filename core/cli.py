@@ -149,19 +149,28 @@ def _add_bench_merge(sub) -> None:
     p = sub.add_parser("bench-merge", help="join the shard runs of one benchmark (bench --shard K/N) into its summary")
     p.add_argument("dirs", nargs="+", type=Path, help="the shards' output folders")
     p.add_argument("--out", required=True, type=Path, help="folder for the joined items.jsonl and summary.json")
+    p.add_argument("--expect", type=Path, default=None, metavar="DIR",
+                   help="a single run of the same benchmark: check the merge has its settings, figures and items "
+                        "(all but timings); exit 1 where not")
     p.set_defaults(func=_run_bench_merge)
 
 
 def _run_bench_merge(args) -> int:
-    from core.bench_merge import MergeError, merge_runs
+    from core.bench_merge import MergeError, compare_runs, merge_runs
 
     try:
         summary = merge_runs(args.dirs, args.out)
     except MergeError as err:
         print(err, file=sys.stderr)
         return 2
-    print(json.dumps({"results": summary["results"], "items": sum(s["items"] for s in summary["merged_from"]),
-                      "out": str(args.out)}, indent=2, default=str))
+    items = sum(s["items"] for s in summary["merged_from"])
+    print(json.dumps({"results": summary["results"], "items": items, "out": str(args.out)}, indent=2, default=str))
+    if args.expect is not None:
+        differences = compare_runs(args.out, args.expect)
+        if differences:
+            print(f"the merge differs from {args.expect} in: {', '.join(differences)}", file=sys.stderr)
+            return 1
+        print(f"same settings, figures and {items} items (timings aside) as {args.expect}")
     return 0
 
 

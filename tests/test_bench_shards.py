@@ -112,6 +112,20 @@ def test_three_shards_merged_are_the_single_run(runs, tmp_path):
     assert [m["shard"] for m in merged["merged_from"]] == ["2/3", "0/3", "1/3"]
 
 
+def test_merge_checks_itself_against_a_single_run(runs, tmp_path, capsys):
+    shards = [str(runs / f"shard{k}") for k in range(3)]
+    assert cli.main(["bench-merge", *shards, "--out", str(tmp_path / "m"), "--expect", str(runs / "single")]) == 0
+    assert "same settings, figures and 20 items (timings aside)" in capsys.readouterr().out
+    other = tmp_path / "other"
+    shutil.copytree(runs / "single", other)
+    lines = (other / "items.jsonl").read_text().splitlines()
+    changed = json.loads(lines[3])
+    changed["methods"]["bm25-r"]["chunks"] = changed["methods"]["bm25-r"]["chunks"][::-1]
+    (other / "items.jsonl").write_text("\n".join(lines[:3] + [json.dumps(changed)] + lines[4:]) + "\n")
+    assert cli.main(["bench-merge", *shards, "--out", str(tmp_path / "m"), "--expect", str(other)]) == 1
+    assert capsys.readouterr().err.strip().endswith("differs from " + str(other) + " in: item 4")
+
+
 def test_a_missing_shard_is_named_in_one_error_line(runs, tmp_path, capsys):
     lost = [json.loads(line)["qid"] for line in (runs / "shard1" / "items.jsonl").read_text().splitlines()]
     code = cli.main(["bench-merge", str(runs / "shard0"), str(runs / "shard2"), "--out", str(tmp_path / "m")])

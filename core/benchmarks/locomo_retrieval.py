@@ -99,6 +99,7 @@ def run(ctx) -> BenchResult:
 
 # Extra summary fields a merge adds up over shards (work done, not a figure of the items).
 MERGE_EXTRA = {"embedded_texts": "sum"}
+TIMED_FIELDS = ev.TIMED_FIELDS
 
 
 def item_id(item: dict) -> str:

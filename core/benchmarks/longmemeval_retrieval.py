@@ -119,6 +119,7 @@ def run(ctx) -> BenchResult:
 
 # Extra summary fields a merge takes from the shards: work done, and the largest process.
 MERGE_EXTRA = {"embedded_texts": "sum", "peak_rss_mb": "max"}
+TIMED_FIELDS = ev.TIMED_FIELDS
 
 
 def item_id(item: dict) -> str:

@@ -215,6 +215,8 @@ def context_tokens(evidence: Sequence[Evidence], ks: Sequence[int]) -> dict[str,
 
 # What an item's per-method dict holds beside the metrics the summary averages.
 ITEM_FIELDS = frozenset({"latency_s", "gc_full", "chunks", "index_mb"})
+# What an item records that a rerun measures afresh (left out when two runs' items are compared).
+TIMED_FIELDS = frozenset({"latency_s", "gc_full", "embed_query_s"})
 
 
 def item_metrics(per_method: dict) -> dict[str, float]:
