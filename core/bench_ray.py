@@ -20,6 +20,7 @@ import json
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from core.paths import REPO_ROOT
@@ -77,10 +78,12 @@ def _run_shards(values: dict, workers: int, shards: int, args: argparse.Namespac
     import ray
     from ray.util import ActorPool
 
-    progress = ray.remote(num_cpus=0)(Progress).remote()
-    worker_class = ray.remote(num_cpus=args.ray_cpus, num_gpus=args.ray_gpus, max_restarts=1,
+    run = uuid.uuid4().hex[:8]  # actors are named per run, so an operator (or a test) can find and kill one
+    progress = ray.remote(num_cpus=0)(Progress).options(name=f"bench-progress-{run}").remote()
+    worker_class = ray.remote(num_cpus=args.ray_cpus, num_gpus=args.ray_gpus, max_restarts=args.ray_retries,
                               max_task_retries=args.ray_retries)(BenchWorker)
-    pool = ActorPool([worker_class.remote(values, progress) for _ in range(min(workers, shards))])
+    pool = ActorPool([worker_class.options(name=f"bench-worker-{run}-{i}").remote(values, progress)
+                      for i in range(min(workers, shards))])
     for k in range(shards):
         pool.submit(lambda actor, index: actor.run_shard.options(retry_exceptions=True,
                                                                   max_task_retries=args.ray_retries).remote(index, shards), k)
@@ -116,7 +119,8 @@ def progress_line(state: dict, shards_done: int, shards: int, elapsed: float) ->
     eta = "?"
     if done and shards_planned >= shards:
         eta = _clock(elapsed / done * max(planned - done, 0))
-    return f"ray: {done}/{total} items, {shards_done}/{shards} shards, {_clock(elapsed)} elapsed, ETA {eta}"
+    retried = f", {state['retried']} shards retried" if state.get("retried") else ""
+    return f"ray: {done}/{total} items, {shards_done}/{shards} shards, {_clock(elapsed)} elapsed, ETA {eta}{retried}"
 
 
 def _clock(seconds: float) -> str:
@@ -131,15 +135,19 @@ class Progress:
     def __init__(self) -> None:
         self.planned: dict[int, int] = {}
         self.done: dict[int, int] = {}
+        self.retried: set[int] = set()
 
     def plan(self, shard: int, count: int) -> None:
+        if shard in self.planned:
+            self.retried.add(shard)
         self.planned[shard], self.done[shard] = count, 0
 
     def item(self, shard: int) -> None:
         self.done[shard] = self.done.get(shard, 0) + 1
 
     def state(self) -> dict:
-        return {"planned": sum(self.planned.values()), "done": sum(self.done.values()), "shards_planned": len(self.planned)}
+        return {"planned": sum(self.planned.values()), "done": sum(self.done.values()), "shards_planned": len(self.planned),
+                "retried": len(self.retried), "running": sorted(k for k, n in self.planned.items() if 0 < self.done[k] < n)}
 
 
 class BenchWorker:

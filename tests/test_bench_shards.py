@@ -7,6 +7,8 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -199,11 +201,34 @@ def local_ray():
         ray.shutdown()
 
 
+def _kill_workers_mid_shard(ray, stop: threading.Event, killed: list) -> None:
+    """Once a shard is part done, kill every worker actor (Ray restarts them and runs their shards again)."""
+    while not stop.is_set():
+        names = ray.util.list_named_actors()  # this job's namespace: the run's actors
+        progress = [n for n in names if n.startswith("bench-progress-")]
+        if progress and ray.get(ray.get_actor(progress[0]).state.remote())["running"]:
+            for name in (n for n in names if n.startswith("bench-worker-")):
+                ray.kill(ray.get_actor(name), no_restart=False)
+                killed.append(name)
+            return
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ray_runs_the_shards_and_merges_them_into_the_single_run(runs, locomo_slice, local_ray, tmp_path, capsys):
+    """Both workers are killed in the middle of a shard: Ray restarts them, the shards run again, and
+    the merged figures are still the single run's."""
     argv = bench_argv(locomo_slice, tmp_path / "ray", runs / "cache", "--ray", "local", "--ray-workers", "2", "--ray-shards", "3")
-    assert cli.main(argv) == 0
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_workers_mid_shard, args=(local_ray, stop, killed), daemon=True)
+    killer.start()
+    try:
+        assert cli.main(argv) == 0
+    finally:
+        stop.set()
+        killer.join(timeout=30)
+    assert len(killed) == 2
     merged, items = read_run(tmp_path / "ray")
     single, single_items = read_run(runs / "single")
     assert merged["results"] == single["results"] and merged["settings"] == single["settings"]
@@ -211,3 +236,4 @@ def test_ray_runs_the_shards_and_merges_them_into_the_single_run(runs, locomo_sl
     assert sorted(p.name for p in (tmp_path / "ray" / "shards").iterdir()) == ["0", "1", "2"]
     err = capsys.readouterr().err
     assert "ray: 3 shards on 2 workers (1 CPU, 0 GPU each)" in err and "ray: 20/20 items, 3/3 shards" in err
+    assert "shards retried" in err.splitlines()[-1]
