@@ -26,7 +26,7 @@ from core.shards import duplicates
 LOCAL_SETTINGS = frozenset({"embedding_cache", "threads"})
 # Summary fields every run writes; the rest are the benchmark's extra fields.
 BASE_FIELDS = frozenset({"benchmark", "data", "code_version", "settings", "results", "timings", "cost", "wall_s", "date",
-                         "shard", "timing_samples", "merged_from"})
+                         "shard", "timing_samples", "merged_from", "ray"})
 
 
 class MergeError(ValueError):

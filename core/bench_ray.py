@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any, Callable
 
 from core.paths import REPO_ROOT
 
@@ -30,21 +31,29 @@ LOCAL_OBJECT_STORE_BYTES = 200 * 2**20
 PROGRESS_EVERY_S = 5.0
 
 
-def run_on_ray(args: argparse.Namespace) -> dict:
-    """Run every shard of the benchmark on Ray and merge them into args.out; returns the summary."""
+def run_on_ray(args: argparse.Namespace, make_context: Callable[..., Any]) -> dict:
+    """Run every shard of the benchmark on Ray and merge them into args.out; returns the summary.
+    `make_context(args, out=, shard=, on_plan=, on_item=)` builds a shard's BenchContext on a worker
+    (the command line's, core.cli.bench_context; Ray ships it to the workers by reference)."""
     import ray
 
     from core.bench_merge import merge_runs
 
+    t0 = time.perf_counter()
     started = _connect(args.ray, args)
     try:
         workers = args.ray_workers or max(1, int(ray.cluster_resources().get("CPU", 1) // max(args.ray_cpus, 1e-3)))
         shards = args.ray_shards or 2 * workers
-        folders = _run_shards(_portable_args(args), workers, shards, args)
+        folders = _run_shards(_portable_args(args), make_context, workers, shards, args)
     finally:
         if started:
             ray.shutdown()
-    return merge_runs(folders, args.out)
+    summary = merge_runs(folders, args.out)
+    # how the run went on Ray (the merge's wall_s is its longest shard): beside the figures, not in settings
+    summary["ray"] = {"address": args.ray, "workers": min(workers, shards), "shards": shards, "cpus_per_worker": args.ray_cpus,
+                      "gpus_per_worker": args.ray_gpus, "wall_s": round(time.perf_counter() - t0, 3)}
+    (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+    return summary
 
 
 def _connect(address: str, args: argparse.Namespace) -> bool:
@@ -74,7 +83,7 @@ def _portable_args(args: argparse.Namespace) -> dict:
     return values
 
 
-def _run_shards(values: dict, workers: int, shards: int, args: argparse.Namespace) -> list[Path]:
+def _run_shards(values: dict, make_context, workers: int, shards: int, args: argparse.Namespace) -> list[Path]:
     import ray
     from ray.util import ActorPool
 
@@ -82,7 +91,7 @@ def _run_shards(values: dict, workers: int, shards: int, args: argparse.Namespac
     progress = ray.remote(num_cpus=0)(Progress).options(name=f"bench-progress-{run}").remote()
     worker_class = ray.remote(num_cpus=args.ray_cpus, num_gpus=args.ray_gpus, max_restarts=args.ray_retries,
                               max_task_retries=args.ray_retries)(BenchWorker)
-    pool = ActorPool([worker_class.options(name=f"bench-worker-{run}-{i}").remote(values, progress)
+    pool = ActorPool([worker_class.options(name=f"bench-worker-{run}-{i}").remote(values, make_context, progress)
                       for i in range(min(workers, shards))])
     for k in range(shards):
         pool.submit(lambda actor, index: actor.run_shard.options(retry_exceptions=True,
@@ -153,21 +162,21 @@ class Progress:
 class BenchWorker:
     """One Ray worker: loads the embedder when it starts, then runs shards on request."""
 
-    def __init__(self, values: dict, progress) -> None:
+    def __init__(self, values: dict, make_context, progress) -> None:
         from core.resources import load_embedder
 
+        self.make_context = make_context
         self.args = argparse.Namespace(**{**values, "data": Path(values["data"]), "out": Path(values["out"])})
         self.progress = progress
         load_embedder(self.args.embedder)  # once per worker process (core.resources caches it)
 
     def run_shard(self, index: int, count: int) -> tuple[int, str, str]:
         """(index, summary.json text, items.jsonl text) of shard index/count."""
-        from core.cli import bench_context
         from core.eval import run_benchmark
         from core.shards import Shard
 
         with tempfile.TemporaryDirectory(prefix=f"bench-shard{index}-") as tmp:
-            ctx = bench_context(self.args, out=Path(tmp), shard=Shard(index, count),
+            ctx = self.make_context(self.args, out=Path(tmp), shard=Shard(index, count),
                                 on_plan=lambda n: self.progress.plan.remote(index, n),
                                 on_item=lambda _item: self.progress.item.remote(index))
             summary = run_benchmark(ctx)

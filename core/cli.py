@@ -137,7 +137,7 @@ def _run_bench(args) -> int:
     if args.ray:
         from core.bench_ray import run_on_ray
 
-        summary = run_on_ray(args)
+        summary = run_on_ray(args, bench_context)
     else:
         summary = run_benchmark(bench_context(args, shard=shard))
     print(json.dumps({"results": summary["results"], "out": str(args.out)}, indent=2, default=str))

@@ -234,6 +234,7 @@ def test_ray_runs_the_shards_and_merges_them_into_the_single_run(runs, locomo_sl
     assert merged["results"] == single["results"] and merged["settings"] == single["settings"]
     assert "ray" not in merged["settings"] and _without_timing(items) == _without_timing(single_items)
     assert sorted(p.name for p in (tmp_path / "ray" / "shards").iterdir()) == ["0", "1", "2"]
+    assert merged["ray"]["workers"] == 2 and merged["ray"]["shards"] == 3 and merged["ray"]["wall_s"] > 0
     err = capsys.readouterr().err
     assert "ray: 3 shards on 2 workers (1 CPU, 0 GPU each)" in err and "ray: 20/20 items, 3/3 shards" in err
     assert "shards retried" in err.splitlines()[-1]
