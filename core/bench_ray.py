@@ -156,7 +156,7 @@ class Progress:
 
     def state(self) -> dict:
         return {"planned": sum(self.planned.values()), "done": sum(self.done.values()), "shards_planned": len(self.planned),
-                "retried": len(self.retried), "running": sorted(k for k, n in self.planned.items() if 0 < self.done[k] < n)}
+                "retried": len(self.retried), "running": sorted(k for k, n in self.planned.items() if self.done[k] < n)}
 
 
 class BenchWorker:

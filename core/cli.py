@@ -137,7 +137,11 @@ def _run_bench(args) -> int:
     if args.ray:
         from core.bench_ray import run_on_ray
 
-        summary = run_on_ray(args, bench_context)
+        try:
+            summary = run_on_ray(args, bench_context)
+        except ConnectionError as err:  # no cluster at that address: one line, not a traceback
+            print(f"ray: cannot join the cluster at {args.ray!r}: {err}", file=sys.stderr)
+            return 2
     else:
         summary = run_benchmark(bench_context(args, shard=shard))
     print(json.dumps({"results": summary["results"], "out": str(args.out)}, indent=2, default=str))

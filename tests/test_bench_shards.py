@@ -45,6 +45,25 @@ def test_split_is_disjoint_covering_and_stable_across_processes():
     assert json.loads(out.stdout) == [shard_of(i, 3) for i in ids]
 
 
+def test_ray_without_a_cluster_is_one_line(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    data = tmp_path / "lme.json"
+    data.write_text("[]")
+    code = cli.main(["bench", "longmemeval-retrieval", "--data", str(data), "--out", str(tmp_path / "o"), "--ray", "auto",
+                     "--embedder", "hashing", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("ray: cannot join the cluster at 'auto': Could not find any running Ray instance")
+
+
+def test_shard_and_ray_do_not_go_together(tmp_path, capsys):
+    data = tmp_path / "lme.json"
+    data.write_text("[]")
+    code = cli.main(["bench", "longmemeval-retrieval", "--data", str(data), "--out", str(tmp_path / "o"), "--ray",
+                     "--shard", "0/2", "--quiet"])
+    assert code == 2 and "--shard and --ray do not go together" in capsys.readouterr().err
+
+
 def test_a_benchmark_without_summarise_refuses_shards(tmp_path, register_benchmark):
     from core import eval as bench
 
@@ -202,7 +221,8 @@ def local_ray():
 
 
 def _kill_workers_mid_shard(ray, stop: threading.Event, killed: list) -> None:
-    """Once a shard is part done, kill every worker actor (Ray restarts them and runs their shards again)."""
+    """Once a shard has chosen its items and is not done (it is building its indexes or asking), kill
+    every worker actor: Ray restarts them and runs their shards again."""
     while not stop.is_set():
         names = ray.util.list_named_actors()  # this job's namespace: the run's actors
         progress = [n for n in names if n.startswith("bench-progress-")]
@@ -217,7 +237,7 @@ def _kill_workers_mid_shard(ray, stop: threading.Event, killed: list) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ray_runs_the_shards_and_merges_them_into_the_single_run(runs, locomo_slice, local_ray, tmp_path, capsys):
-    """Both workers are killed in the middle of a shard: Ray restarts them, the shards run again, and
+    """Both workers are killed while a shard runs: Ray restarts them, the shards run again, and
     the merged figures are still the single run's."""
     argv = bench_argv(locomo_slice, tmp_path / "ray", runs / "cache", "--ray", "local", "--ray-workers", "2", "--ray-shards", "3")
     stop, killed = threading.Event(), []
