@@ -74,30 +74,107 @@ def _add_bench(sub) -> None:
         b.add_argument("--embedder", default="", help="sentence embedder: minilm, mpnet, a folder or a Hugging Face id "
                        "(default: core.embedders.DEFAULT_EMBEDDER); 'hashing' = hashed word n-grams, a lexical stand-in for tests")
         _add_llm_options(b)
+        _add_cluster_options(b)
         if hasattr(module, "add_arguments"):
             module.add_arguments(b)
         b.set_defaults(func=_run_bench)
 
 
-def _run_bench(args) -> int:
-    from core.eval import BenchContext, run_benchmark
+def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("past one machine (docs/benchmarks-cluster.md)")
+    g.add_argument("--shard", default=None, metavar="K/N",
+                   help="only shard K of N (K from 0; a stable split by item id); merge the shards with bench-merge")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the shards as Ray tasks: 'local' (default: a Ray started for this run), 'auto' "
+                        "(the cluster this machine is in) or a cluster address; writes OUT/shards/K and the merged OUT")
+    g.add_argument("--ray-shards", type=int, default=0, help="--ray: how many shards (default 2 per worker)")
+    g.add_argument("--ray-workers", type=int, default=0, help="--ray: worker actors, each loads the models once "
+                   "(default: the cluster's CPUs / --ray-cpus)")
+    g.add_argument("--ray-cpus", type=float, default=1.0, help="--ray: CPUs each worker declares")
+    g.add_argument("--ray-gpus", type=float, default=0.0, help="--ray: GPUs each worker declares (for a GPU embedder or reader)")
+    g.add_argument("--ray-retries", type=int, default=2, help="--ray: times a failed shard is run again")
 
-    common = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
-              "backend", "model", "base_url", "strong"}
+
+# Flags that say how or where a run goes, not what it measures: kept out of the summary's settings,
+# so a sharded or Ray run records the settings of the single run.
+_RUN_FLAGS = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
+              "backend", "model", "base_url", "strong", "shard", "ray", "ray_shards", "ray_workers", "ray_cpus",
+              "ray_gpus", "ray_retries"}
+
+
+def bench_context(args, out: Path | None = None, shard=None, **hooks):
+    """The BenchContext of a parsed `bench NAME ...` command line (also built on Ray workers)."""
+    from core.eval import BenchContext
+
     settings = llm_settings_from_args(args)
-    ctx = BenchContext(
+    return BenchContext(
         name=args.benchmark,
         data=args.data,
-        out=args.out,
+        out=out or args.out,
         methods=[m.strip() for m in args.methods.split(",") if m.strip()],
         limit=args.limit,
         seed=args.seed,
-        options={k: v for k, v in vars(args).items() if k not in common},
+        options={k: v for k, v in vars(args).items() if k not in _RUN_FLAGS},
         make_tools=lambda: make_toolkit(settings, embedder=args.embedder),
         progress=not args.quiet,
+        shard=shard,
+        **hooks,
     )
-    summary = run_benchmark(ctx)
+
+
+def _run_bench(args) -> int:
+    from core.eval import run_benchmark
+    from core.shards import parse_shard
+
+    if args.shard and args.ray:
+        print("--shard and --ray do not go together (--ray runs every shard)", file=sys.stderr)
+        return 2
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.ray:
+        from core.bench_ray import run_on_ray
+
+        try:
+            summary = run_on_ray(args, bench_context)
+        except ConnectionError as err:  # no cluster at that address: one line, not a traceback
+            print(f"ray: cannot join the cluster at {args.ray!r}: {err}", file=sys.stderr)
+            return 2
+    else:
+        summary = run_benchmark(bench_context(args, shard=shard))
     print(json.dumps({"results": summary["results"], "out": str(args.out)}, indent=2, default=str))
+    return 0
+
+
+# -- bench-merge ---------------------------------------------------------------------------------
+def _add_bench_merge(sub) -> None:
+    p = sub.add_parser("bench-merge", help="join the shard runs of one benchmark (bench --shard K/N) into its summary")
+    p.add_argument("dirs", nargs="+", type=Path, help="the shards' output folders")
+    p.add_argument("--out", required=True, type=Path, help="folder for the joined items.jsonl and summary.json")
+    p.add_argument("--expect", type=Path, default=None, metavar="DIR",
+                   help="a single run of the same benchmark: check the merge has its settings, figures and items "
+                        "(all but timings); exit 1 where not")
+    p.set_defaults(func=_run_bench_merge)
+
+
+def _run_bench_merge(args) -> int:
+    from core.bench_merge import MergeError, compare_runs, merge_runs
+
+    try:
+        summary = merge_runs(args.dirs, args.out)
+    except MergeError as err:
+        print(err, file=sys.stderr)
+        return 2
+    items = sum(s["items"] for s in summary["merged_from"])
+    print(json.dumps({"results": summary["results"], "items": items, "out": str(args.out)}, indent=2, default=str))
+    if args.expect is not None:
+        differences = compare_runs(args.out, args.expect)
+        if differences:
+            print(f"the merge differs from {args.expect} in: {', '.join(differences)}", file=sys.stderr)
+            return 1
+        print(f"same settings, figures and {items} items (timings aside) as {args.expect}")
     return 0
 
 
@@ -461,6 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Dialogue memory and factuality workbench")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_bench(sub)
+    _add_bench_merge(sub)
     _add_info(sub)
     _add_chat(sub)
     _add_models(sub)

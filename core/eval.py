@@ -18,13 +18,14 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from core import __version__
 from core.llm import cost as llm_cost
 from core.paths import REPO_ROOT, portable_path
+from core.shards import Shard, duplicates
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
 BENCHMARKS: dict[str, str] = {
@@ -53,11 +54,28 @@ class BenchContext:
     options: dict[str, Any] = field(default_factory=dict)  # benchmark-specific flags
     make_tools: Callable[[], Any] | None = None  # -> core.methods.Toolkit (loads models on demand)
     progress: bool = True
+    shard: Shard | None = None  # run only this shard's items (core.shards)
+    on_plan: Callable[[int], None] | None = None  # told how many items this run will do (progress of a cluster run)
+    on_item: Callable[[dict], None] | None = None  # told of each item written
 
     def __post_init__(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         self._items = (self.out / "items.jsonl").open("w", encoding="utf-8")
         self.cost: dict[str, dict[str, dict[str, int]]] = {}  # method -> stage -> LLM calls and tokens
+        self.planned: list[str] | None = None  # every item id of the whole run, in run order (see plan)
+
+    def plan(self, ids: Sequence[str]) -> set[str]:
+        """Declare the run's items by id, in run order (after --limit and other selections); returns
+        the ids this run does: its shard's, or all of them."""
+        ids = [str(i) for i in ids]
+        twice = duplicates(ids)
+        if twice:
+            raise ValueError(f"{self.name}: item ids are not unique, cannot shard: {', '.join(twice[:20])}")
+        self.planned = ids
+        mine = [i for i in ids if self.shard is None or self.shard.owns(i)]
+        if self.on_plan is not None:
+            self.on_plan(len(mine))
+        return set(mine)
 
     @contextmanager
     def metered(self, method: str):
@@ -72,6 +90,8 @@ class BenchContext:
     def write_item(self, item: dict) -> None:
         self._items.write(json.dumps(item, ensure_ascii=False) + "\n")
         self._items.flush()
+        if self.on_item is not None:
+            self.on_item(item)
 
     def close(self) -> None:
         self._items.close()
@@ -131,11 +151,21 @@ def load_benchmark(name: str):
     return importlib.import_module(BENCHMARKS[name])
 
 
+def shardable(module) -> bool:
+    """A benchmark can run in shards when it names its items (`item_id(item)`) and computes its
+    results from the items alone (`summarise(items, settings) -> (results, extra)`), which
+    `bench-merge` then runs on the joined items."""
+    return callable(getattr(module, "item_id", None)) and callable(getattr(module, "summarise", None))
+
+
 def run_benchmark(ctx: BenchContext) -> dict:
     """Run one benchmark and write DIR/items.jsonl and DIR/summary.json; returns the summary."""
     module = load_benchmark(ctx.name)
     if not ctx.data.exists():
         raise FileNotFoundError(f"data file {ctx.data} does not exist")
+    if ctx.shard is not None and not shardable(module):
+        ctx.close()
+        raise ValueError(f"{ctx.name} cannot run in shards yet (it computes its results while it runs, not from its items)")
     t0 = time.perf_counter()
     try:
         with llm_cost.measure() as meter:
@@ -155,8 +185,18 @@ def run_benchmark(ctx: BenchContext) -> dict:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **portable_settings(result.extra),
     }
+    if ctx.shard is not None:
+        summary.update(shard_record(ctx, result))
     (ctx.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
     return summary
+
+
+def shard_record(ctx: BenchContext, result: BenchResult) -> dict:
+    """What a shard's summary adds for bench-merge: which shard, every id the whole run plans, and
+    the raw timing samples (a merged median needs the samples, not the shards' medians)."""
+    if ctx.planned is None:
+        raise ValueError(f"{ctx.name} ran with --shard but never declared its items (BenchContext.plan)")
+    return {"shard": {**ctx.shard.as_dict(), "planned": ctx.planned}, "timing_samples": result.timings}
 
 
 def read_run(out_dir: str | Path) -> tuple[dict, list[dict]]:

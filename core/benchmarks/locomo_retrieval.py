@@ -5,6 +5,10 @@ asked once at the largest K (timed: `query`, retrieval only; the query embedding
 dense methods, is timed separately as `embed_query`). Headline figures are over categories 1-4;
 category 5 (adversarial) is reported separately under `by_category`. With --qa, each method's
 top-K context is answered and judged (SGMem prompts B.1/B.2) by the configured LLM.
+
+Items are questions (id: the qid, "conv-26#3"); the figures are computed from the items alone
+(`summarise`), so shards of a run merge into the single run's figures (core.bench_merge). A shard
+indexes every conversation its questions come from.
 """
 
 from __future__ import annotations
@@ -41,12 +45,14 @@ def run(ctx) -> BenchResult:
     questions = [(c, q) for c in conversations for q in c.questions if q.evidence]
     if ctx.limit:
         questions = questions[: ctx.limit]
+    mine = ctx.plan([q.qid for _, q in questions])
+    questions = [(c, q) for c, q in questions if q.qid in mine]
     wanted = {c.sample_id for c, _ in questions}
     conversations = [c for c in conversations if c.sample_id in wanted]
     s = ev.setup(ctx, ctx.methods)
     retrievers = ev.build(ctx.methods, s)
     names = [r.name for r in retrievers]
-    tally, timings = ev.Tally(), {n: {"index": [], "query": [], "query_cpu": []} for n in names}
+    items, timings = [], {n: {"index": [], "query": [], "query_cpu": []} for n in names}
     timings["shared"] = {"embed_query": []}
     qa_note = _qa_note(ctx, s)
     bar = tqdm(total=len(questions), desc="locomo-retrieval", disable=not ctx.progress)
@@ -63,7 +69,6 @@ def run(ctx) -> BenchResult:
                 timings["shared"]["embed_query"].append(seconds)
             item = {"qid": q.qid, "sample_id": c.sample_id, "category": q.category, "category_name": q.category_name,
                     "question": q.question, "answer": q.answer or q.adversarial_answer, "evidence": list(q.evidence), "methods": {}}
-            groups = [q.category_name] + ([HEADLINE] if q.category != 5 else [])
             for r in retrievers:
                 t0, c0 = time.perf_counter(), time.process_time()
                 evidence = r.retrieve(q.question, max(ks))
@@ -78,24 +83,42 @@ def run(ctx) -> BenchResult:
                                                         ev.context_for(evidence, min(ks)), conv.dialogue.sessions[-1].date)
                     metrics["qa_accuracy"] = float("nan") if score is None else float(score)
                     item.setdefault("answers", {})[r.name] = {"answer": answer, "score": score}
-                tally.add(r.name, groups, metrics)
                 item["methods"][r.name] = {**{k: v for k, v in metrics.items()},
                                            "latency_s": round(latency, 6),
                                            "chunks": [e.source for e in ev.top_chunks(evidence, max(ks))]}
             ctx.write_item(item)
+            items.append(item)
             bar.update(1)
     bar.close()
-    categories = sorted({q.category_name for _, q in questions})
+    settings = {"ks": ks, "budgets": budgets, "headline": HEADLINE, "embedder": s.embedder_name,
+                "retrievers": {r.name: r.settings() for r in retrievers},
+                "qa": qa_note or f"answered and judged by {s.llm.name}"}
+    results, extra = summarise(items, settings)
+    return BenchResult(results=results, timings=timings, settings=settings,
+                       extra={**extra, "embedded_texts": getattr(s.retriever_context.embedder, "computed", None)})
+
+
+# Extra summary fields a merge adds up over shards (work done, not a figure of the items).
+MERGE_EXTRA = {"embedded_texts": "sum"}
+TIMED_FIELDS = ev.TIMED_FIELDS
+
+
+def item_id(item: dict) -> str:
+    return item["qid"]
+
+
+def summarise(items: list[dict], settings: dict) -> tuple[dict, dict]:
+    """(results, extra) from the written items: per method the means over the headline questions
+    and per category (a single run and merged shards both come here)."""
+    tally = ev.Tally()
+    names = list(settings["retrievers"])
+    for item in items:
+        groups = [item["category_name"]] + ([HEADLINE] if item["category"] != 5 else [])
+        for name in names:
+            tally.add(name, groups, ev.item_metrics(item["methods"][name]))
+    categories = sorted({i["category_name"] for i in items})
     results = {n: {**tally.means(n, HEADLINE), "by_category": {cat: tally.means(n, cat) for cat in categories}} for n in names}
-    return BenchResult(
-        results=results,
-        timings=timings,
-        settings={"ks": ks, "budgets": budgets, "headline": HEADLINE, "embedder": s.embedder_name,
-                  "retrievers": {r.name: r.settings() for r in retrievers},
-                  "qa": qa_note or f"answered and judged by {s.llm.name}"},
-        extra={"questions": len(questions), "conversations": len(conversations),
-               "embedded_texts": getattr(s.retriever_context.embedder, "computed", None)},
-    )
+    return results, {"questions": len(items), "conversations": len({i["sample_id"] for i in items})}
 
 
 def _qa_note(ctx, s) -> str | None:

@@ -6,6 +6,9 @@ top-K chunks; session recall (`session_recall@K`) counts answer sessions with an
 them. Headline figures leave out abstention (`_abs`) questions, reported separately. On the oracle
 file every haystack session is an answer session, so session recall is trivially high there and
 turn recall is the informative figure; the S file has ~50 sessions per question.
+
+Items are questions (id: question_id), each with its own haystack; the figures are computed from the
+items alone (`summarise`), so shards of a run merge into the single run's figures (core.bench_merge).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import gc
 import time
 
-from core.data.longmemeval import load_longmemeval, session_of
+from core.data.longmemeval import is_abstention, load_longmemeval, session_of
 from core.eval import BenchResult
 from core.benchmarks import retrieval_common as ev
 
@@ -48,17 +51,18 @@ def run(ctx) -> BenchResult:
         instances = first_per_type(instances, ctx.options["per_type"])
     if ctx.limit:
         instances = instances[: ctx.limit]
+    mine = ctx.plan([inst.question_id for inst in instances])
+    instances = [inst for inst in instances if inst.question_id in mine]
     s = ev.setup(ctx, ctx.methods)
     retrievers = ev.build(ctx.methods, s)
     names = [r.name for r in retrievers]
-    tally, timings = ev.Tally(), {n: {"index": [], "index_cpu": [], "query": [], "query_cpu": []} for n in names}
-    index_mb: dict[str, list[float]] = {n: [] for n in names}
+    items, timings = [], {n: {"index": [], "index_cpu": [], "query": [], "query_cpu": []} for n in names}
+    index_mb: dict[str, float] = {}
     timings["shared"] = {"embed_query": []}
     run_qa = bool(ctx.options.get("qa"))
     if run_qa and not s.strong:
         print(f"note: --qa with {s.llm.name}, not a capable endpoint: its accuracy says little about retrieval")
     for inst in tqdm(instances, desc="longmemeval-retrieval", disable=not ctx.progress):
-        groups = [inst.question_type] + (["abstention"] if inst.abstention else [HEADLINE])
         item = {"question_id": inst.question_id, "question_type": inst.question_type, "question": inst.question,
                 "answer": inst.answer, "evidence_turns": list(inst.evidence_turn_ids),
                 "answer_sessions": list(inst.answer_session_ids), "methods": {}}
@@ -68,7 +72,7 @@ def run(ctx) -> BenchResult:
             timings[r.name]["index"].append(time.perf_counter() - t0)
             timings[r.name]["index_cpu"].append(time.process_time() - c0)
             if r.nbytes() is not None:
-                index_mb[r.name].append(r.nbytes() / 2**20)
+                index_mb[r.name] = r.nbytes() / 2**20
         # Queries run after every index is built, with the garbage of building them collected: a
         # query should not pay for a full collection of a heap other methods' indexes filled (a
         # ~300 ms pause on this run's 2 GB heap, which landed on whichever query crossed the
@@ -99,21 +103,45 @@ def run(ctx) -> BenchResult:
                                                     ev.context_for(evidence, min(ks)), inst.question_date)
                 metrics["qa_accuracy"] = float("nan") if score is None else float(score)
                 item.setdefault("answers", {})[r.name] = {"answer": answer, "score": score}
-            tally.add(r.name, groups, metrics)
-            item["methods"][r.name] = {**metrics, "latency_s": round(latency, 6), "gc_full": gc_full, "chunks": [e.source for e in ev.top_chunks(evidence, max(ks))]}
+            item["methods"][r.name] = {**metrics, "latency_s": round(latency, 6), "gc_full": gc_full,
+                                       "chunks": [e.source for e in ev.top_chunks(evidence, max(ks))]}
+            if r.name in index_mb:
+                item["methods"][r.name]["index_mb"] = index_mb.pop(r.name)
         ctx.write_item(item)
-    types = sorted({i.question_type for i in instances}) + (["abstention"] if any(i.abstention for i in instances) else [])
-    results = {n: {**tally.means(n, HEADLINE), **_memory(index_mb[n]), "by_type": {t: tally.means(n, t) for t in types}}
-               for n in names}
-    return BenchResult(
-        results=results,
-        timings=timings,
-        settings={"ks": ks, "budgets": budgets, "headline": HEADLINE, "embedder": s.embedder_name,
-                  "retrievers": {r.name: r.settings() for r in retrievers},
-                  "qa": f"answered and judged by {s.llm.name}" if run_qa else "not run (pass --qa with a capable endpoint)"},
-        extra={"questions": len(instances), "embedded_texts": getattr(s.retriever_context.embedder, "computed", None),
-               "peak_rss_mb": _peak_rss_mb()},
-    )
+        items.append(item)
+    settings = {"ks": ks, "budgets": budgets, "headline": HEADLINE, "embedder": s.embedder_name,
+                "retrievers": {r.name: r.settings() for r in retrievers},
+                "qa": f"answered and judged by {s.llm.name}" if run_qa else "not run (pass --qa with a capable endpoint)"}
+    results, extra = summarise(items, settings)
+    return BenchResult(results=results, timings=timings, settings=settings,
+                       extra={**extra, "embedded_texts": getattr(s.retriever_context.embedder, "computed", None),
+                              "peak_rss_mb": _peak_rss_mb()})
+
+
+# Extra summary fields a merge takes from the shards: work done, and the largest process.
+MERGE_EXTRA = {"embedded_texts": "sum", "peak_rss_mb": "max"}
+TIMED_FIELDS = ev.TIMED_FIELDS
+
+
+def item_id(item: dict) -> str:
+    return item["question_id"]
+
+
+def summarise(items: list[dict], settings: dict) -> tuple[dict, dict]:
+    """(results, extra) from the written items: per method the means over the headline questions,
+    the index memory per haystack, and the means per question type (abstention apart)."""
+    tally = ev.Tally()
+    names = list(settings["retrievers"])
+    for item in items:
+        groups = [item["question_type"]] + (["abstention"] if is_abstention(item["question_id"]) else [HEADLINE])
+        for name in names:
+            tally.add(name, groups, ev.item_metrics(item["methods"][name]))
+    abstentions = any(is_abstention(i["question_id"]) for i in items)
+    types = sorted({i["question_type"] for i in items}) + (["abstention"] if abstentions else [])
+    results = {n: {**tally.means(n, HEADLINE),
+                   **_memory([i["methods"][n]["index_mb"] for i in items if "index_mb" in i["methods"][n]]),
+                   "by_type": {t: tally.means(n, t) for t in types}} for n in names}
+    return results, {"questions": len(items)}
 
 
 def _memory(values: list[float]) -> dict[str, float]:

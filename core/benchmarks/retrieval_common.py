@@ -213,6 +213,17 @@ def context_tokens(evidence: Sequence[Evidence], ks: Sequence[int]) -> dict[str,
     return {f"tokens@{k}": float(sum(approx_tokens(e.text) for e in context_for(evidence, k))) for k in ks}
 
 
+# What an item's per-method dict holds beside the metrics the summary averages.
+ITEM_FIELDS = frozenset({"latency_s", "gc_full", "chunks", "index_mb"})
+# What an item records that a rerun measures afresh (left out when two runs' items are compared).
+TIMED_FIELDS = frozenset({"latency_s", "gc_full", "embed_query_s"})
+
+
+def item_metrics(per_method: dict) -> dict[str, float]:
+    """The metrics of one method on one item, as written in items.jsonl."""
+    return {k: v for k, v in per_method.items() if k not in ITEM_FIELDS}
+
+
 class Tally:
     """Per method and group (e.g. question category): lists of metric values, averaged at the end."""
 

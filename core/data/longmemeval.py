@@ -39,7 +39,12 @@ class LongMemEvalInstance:
 
     @property
     def abstention(self) -> bool:
-        return self.question_id.endswith("_abs")
+        return is_abstention(self.question_id)
+
+
+def is_abstention(question_id: str) -> bool:
+    """LongMemEval marks questions whose answer is not in the haystack by an `_abs` id suffix."""
+    return str(question_id).endswith("_abs")
 
 
 def parse_date(text: str) -> datetime | None:

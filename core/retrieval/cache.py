@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -23,6 +23,7 @@ from core.resources import Embedder, load_embedder, load_once
 PROBE = "dialogue-workbench embedding cache probe sentence"
 BLOCK = 256  # texts per model call when progress is reported
 DEFAULT_FOLDER = DEFAULT_CACHE_DIR / "embeddings"
+BUSY_TIMEOUT_S = 120  # how long a process waits for another's write before failing
 
 
 def model_fingerprint(embedder: Embedder) -> str:
@@ -50,17 +51,18 @@ class CachedEmbedder(Embedder):
         self._lock = threading.Lock()
         self._local = threading.local()  # per-thread progress callback (one Streamlit session per thread)
         self.computed = 0  # texts actually embedded by the inner model (for reporting)
-        with self._connect() as db:
+        with closing(self._connect()) as db, db:
+            db.execute("PRAGMA journal_mode=WAL")  # persistent: set once per file, kept by later connections
             db.execute("CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+        return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
 
-    def _lookup(self, hashes: list[str]) -> None:
-        wanted = [h for h in hashes if h not in self._memory]
+    def _lookup(self, hashes: list[str], reload: bool = False) -> None:
+        wanted = hashes if reload else [h for h in hashes if h not in self._memory]
         if not wanted:
             return
-        with self._connect() as db:
+        with closing(self._connect()) as db:
             for start in range(0, len(wanted), 500):
                 part = wanted[start : start + 500]
                 rows = db.execute(f"SELECT hash, vec FROM vectors WHERE hash IN ({','.join('?' * len(part))})", part)
@@ -99,12 +101,18 @@ class CachedEmbedder(Embedder):
 
     def store(self, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Remember vectors computed elsewhere (e.g. a query embedded by the inner model on a timer)."""
-        hashes = [text_hash(t) for t in texts]
-        with self._lock, self._connect() as db:
-            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                           [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)])
-            for h, v in zip(hashes, vectors):
-                self._memory[h] = np.asarray(v, dtype=np.float32)
+        with self._lock:
+            self._write(dict(zip((text_hash(t) for t in texts), vectors)))
+
+    def _write(self, vectors: dict[str, np.ndarray]) -> None:
+        """Store new vectors; a text another process stored first keeps that vector, and this process
+        takes it too (read back after the write)."""
+        with closing(self._connect()) as db, db:
+            db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)",
+                           [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()])
+        for h, v in vectors.items():
+            self._memory[h] = np.asarray(v, dtype=np.float32)
+        self._lookup(list(vectors), reload=True)
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
@@ -119,13 +127,7 @@ class CachedEmbedder(Embedder):
             if todo:
                 vectors = self._embed(list(todo.values()), batch_size)
                 self.computed += len(todo)
-                with self._connect() as db:
-                    db.executemany(
-                        "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                        [(h, v.astype(np.float32).tobytes()) for h, v in zip(todo, vectors)],
-                    )
-                for h, v in zip(todo, vectors):
-                    self._memory[h] = v.astype(np.float32)
+                self._write(dict(zip(todo, vectors)))
             return np.stack([self._memory[h] for h in hashes])
 
 
