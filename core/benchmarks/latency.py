@@ -136,6 +136,7 @@ def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
 
 def _aggregate(items: list[dict]) -> dict:
     from core.eval import summarise_samples
+    from core.llm.cost import totals
 
     lat = summarise_samples(i["latency_s"] for i in items)
     out = {
@@ -146,6 +147,10 @@ def _aggregate(items: list[dict]) -> dict:
         "llm_calls_per_turn": round(statistics.fmean(i["llm_calls"] for i in items), 2) if items else float("nan"),
         "maintenance_median_s": round(summarise_samples(i["maintenance_s"] for i in items)["median_s"], 3),
     }
+    work = [totals(i.get("cost") or {}) for i in items]
+    for key in ("requests", "processed_tokens", "cached_tokens", "generated_tokens"):
+        if any(key in w for w in work):  # where the backend reports its requests (llama.cpp)
+            out[f"{key}_per_turn"] = round(statistics.fmean(w.get(key, 0) for w in work), 1)
     trees = [i["tree"] for i in items if "tree" in i]
     if trees:
         out["model_batches_per_turn"] = round(statistics.fmean(t["batches"] for t in trees), 2)
