@@ -133,3 +133,13 @@ def test_cancel_and_deadline_are_local_to_their_context():
 
 def test_letters_and_digits_are_one_token_labels():
     assert len(set(LETTERS)) == 26 and DIGITS == tuple("0123456789")
+
+
+def test_tree_overrides_are_typed_and_unknown_names_refused():
+    from core.benchmarks.latency import method_config, parse_tree_overrides
+
+    assert parse_tree_overrides("budget_s=0, policy=enumerated,max_depth=2") == {"budget_s": 0.0, "policy": "enumerated", "max_depth": 2}
+    with pytest.raises(ValueError, match="no setting 'beam'"):
+        parse_tree_overrides("beam=2")
+    config = method_config("dsmart", None, tree={"budget_s": 0.0})
+    assert config.tree.budget_s == 0.0 and config.tree.beam_width == 3
