@@ -80,9 +80,19 @@ def _draw_progress(status, box, event: Progress, started: float) -> str:
     percent = f" {event.fraction:.0%}" if event.fraction is not None else ""
     label = f"{event.stage}{percent}: {event.text}"
     status.update(label=f"{safe.literal(label)} ({time.perf_counter() - started:.0f} s)")
-    if event.lines:
+    if event.trace is not None and (view := _partial_view(event.trace.kind)) is not None:
+        with box.container():
+            view(event.trace)
+    elif event.lines:
         box.code("\n".join(event.lines[-40:]), language=None)  # a code block shows text as text
     return label
+
+
+def _partial_view(kind: str):
+    """The page's drawing of a method's partial trace, where the method has one."""
+    from ui import mcts
+
+    return {"mcts": getattr(mcts, "render_partial", None)}.get(kind)
 
 
 def queue_note(llm, slots: int) -> str:

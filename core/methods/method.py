@@ -26,6 +26,7 @@ class Progress:
     text: str
     fraction: float | None = None  # 0..1 where known
     lines: tuple[str, ...] = ()
+    trace: Trace | None = None  # a partial trace the page may draw with the method's own view (MCTS)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,10 @@ class Method(ABC):
         stream = self._stream
         if stream is not None and stream.progress is not None:
             stream.progress(event)
+
+    def _show(self, trace: Trace, text: str = "") -> None:
+        """Hand a partial trace to whoever watches this reply (each replaces the last)."""
+        self._progress(Progress(trace.kind, text or f"{len(trace.nodes)} step(s) so far", None, (), trace))
 
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
         stream = self._stream
