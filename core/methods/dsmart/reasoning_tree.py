@@ -66,7 +66,7 @@ class RTConfig:
     link_threshold: float = 0.55  # cosine for embedding links
     policy: Literal["auto", "choice", "enumerated", "prompted"] = "auto"
     value_scale: Literal["auto", "digit", "decimal"] = "auto"
-    budget_s: float = 4.0
+    budget_s: float = 1.5
     answer_drafts: Literal["auto", "eager", "lazy"] = "auto"
     thoughts: Literal["auto", "eager", "lazy"] = "auto"
     # "all_terminal": Algorithm 2 (stop when every beam state is terminal); "best_terminal": also stop
