@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: install install-large run test test-fast bench-help clean
+.PHONY: install install-large run dev test test-fast bench-help clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +29,11 @@ install-large: install
 
 run: install
 	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true
+
+# Development: reload pages on save (the file watcher .streamlit/config.toml turns off elsewhere) and show the developer toolbar.
+dev: install
+	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true \
+		--server.fileWatcherType auto --server.runOnSave true --client.toolbarMode developer
 
 test: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest

@@ -1,5 +1,5 @@
-"""Bounds on what a user may send. The chat page shows the limit and bounds its input box with the
-same number; core checks again, so no other caller (a script, a future page) can hand a method a
+"""Bounds on what a user may send. The chat page shows the limit, counts the characters in its box
+as the limit nears and cuts a longer paste at the limit with a notice (`cut_message`); core checks again, so no other caller (a script, a future page) can hand a method a
 100 KB message that would keep the server busy for minutes."""
 
 from __future__ import annotations
@@ -24,3 +24,11 @@ def clean_message(text: str | None, max_chars: int = MAX_MESSAGE_CHARS) -> str:
     text = text.strip()
     check_message_length(text, max_chars)
     return text
+
+
+def cut_message(text: str, max_chars: int = MAX_MESSAGE_CHARS) -> tuple[str, int]:
+    """(the text cut to `max_chars` after its outer whitespace is stripped, how many characters were
+    cut off). People paste documents: the chat keeps the first part and says what it dropped,
+    where a box bounded by max_chars dropped the whole paste without a word."""
+    text = text.strip()
+    return text[:max_chars].rstrip(), max(0, len(text) - max_chars)

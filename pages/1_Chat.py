@@ -5,11 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.dialogue import ASSISTANT, USER, Turn
-from core.limits import MAX_MESSAGE_CHARS, InvalidMessage, clean_message
+from core.limits import InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
 from core.paths import MissingResource
-from ui import consistency, conversations, owner, replies, resources, safe, state, streaming, warmup
+from ui import chat_box, consistency, conversations, owner, replies, resources, safe, state, streaming, warmup
 from ui import mcts as mcts_ui
 
 st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
@@ -18,11 +18,12 @@ store = resources.default_store()
 me = owner.current_owner()
 owner.sidebar(me)
 
+infos = {c.id: c for c in store.list_conversations(owner=me)}
+conversations.reopen_latest(infos.values(), METHODS)  # a reload or restart opens the owner's latest conversation
 with st.sidebar:
     method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
     if method_name == "mcts":
         mcts_ui.kb_picker()
-    infos = {c.id: c for c in store.list_conversations(owner=me)}
     ids = [None, *infos]
     if st.button("New conversation"):
         st.session_state[state.CONVERSATION] = None
@@ -94,11 +95,8 @@ def save_memory(cid: str, method) -> None:
         store.put_artifact(cid, artifact_kind(), method.observed.to_bytes(8, "little") + data, owner=me)
 
 
-query = st.chat_input(f"Say something (at most {MAX_MESSAGE_CHARS:,} characters)", max_chars=MAX_MESSAGE_CHARS,
-                      disabled=read_only)
+query = chat_box.message_box(disabled=read_only, notice_key=NOTICE)  # a longer paste is cut at the limit, with a notice
 if query is not None:
-    if len(query) >= MAX_MESSAGE_CHARS:  # the box (and Streamlit, for other clients) cuts longer input; kept over the rerun
-        st.session_state[NOTICE] = f"The message reached the limit of {MAX_MESSAGE_CHARS:,} characters; anything longer was cut there."
     try:
         query = clean_message(query)  # core checks the bound too, for callers other than this box
     except InvalidMessage as err:
@@ -137,6 +135,7 @@ if query:
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
     store.add_turn(cid, user_turn, owner=me)
     store.add_turn(cid, bot_turn, reply, owner=me)
+    conversations.remember_method(store, infos.get(cid), cid, method_name, owner=me)
     # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)
     method.observe(bot_turn)

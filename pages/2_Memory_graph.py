@@ -100,7 +100,8 @@ with tab_turn:
         st.write("Move the slider to a round to see what it added and pruned.")
     else:
         record = history[shown - 1]
-        st.subheader(f"Round {record.turn_index}" + (" (imported)" if record.source == "import" else ""))
+        # Counted from 1, as the slider is: position 5 is the graph after round 5 (record.turn_index counts from 0).
+        st.subheader(f"Round {shown}" + (" (imported)" if record.source == "import" else ""))
         st.text(record.statement)
         st.markdown("**Fragment added**")
         st.dataframe(graphs.facts_frame(graph, record.added), hide_index=True, width="stretch")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import plotly.express as px
 import streamlit as st
-import streamlit.components.v1 as components
 
 from core.eval import read_run
 from core.embedders import display_name
@@ -78,7 +77,8 @@ with compare_tab:
         if query.gold:
             st.caption(safe.literal(f"Gold evidence: {', '.join(query.gold)} · answer: {query.answer}"))
         methods = st.multiselect("Retrievers", ur.RETRIEVER_NAMES,
-                                 default=ur.KG_RETRIEVERS if source == "OpenDialKG file" else ["rag-t", "bm25-t", "sgmem-t"])
+                                 default=ur.KG_RETRIEVERS if source == "OpenDialKG file" else ur.DEFAULT_RETRIEVERS,
+                                 format_func=ur.retriever_label)
         k = st.slider("K (chunks retrieved)", 1, 20, 5)
         with st.expander(f"SGMem hyper-parameters (paper defaults for {preset}, calibrated for the embedder)"):
             base = sgmem_settings(preset, display_name(state.embedder_choice()))
@@ -122,7 +122,7 @@ with compare_tab:
                 st.caption("orange: retrieved sentences (seeds) · blue: reached by hops · grey: their other KNN neighbours · "
                            "boxes: chunks (green = kept in the top K; red border = holds gold evidence)")
                 hits = retriever.search(shown_query.text, k)
-                components.html(ur.sentence_graph_html(retriever, hits, shown_query.gold), height=580)
+                st.iframe(ur.sentence_graph_html(retriever, hits, shown_query.gold), height=580)  # successor of components.v1.html
             for name in [n for n in results if n.startswith("mcts") and results[n][0].last is not None][:1]:
                 st.subheader(f"MCTS search over the dialogue's sentences ({name})")
                 mcts_ui.render_trace(ur.mcts_trace(results[name][0]), key=f"compare:{name}", show_prompt=False)

@@ -13,6 +13,7 @@ from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import metrics as um
+from ui import metrics_demo
 from ui import factscore as factscore_section
 from ui import owner, resources, runs, safe, state, warmup
 
@@ -83,8 +84,18 @@ with tab_consistency:
     for error in errors:
         st.warning(error)
     if not runs:
-        st.info(f"No run loaded. Write one with `python -m core bench mtbench --data FILE --out DIR` (or start one above) "
-                f"and pick it in the sidebar; runs under {root} are listed automatically.")
+        demo = metrics_demo.demo_summaries()
+        if demo:  # a fresh install opens on the shipped runs, marked as a demo, as Retrieval opens on LoCoMo
+            st.info("**Demo**: the shipped runs of the embedded 0.5B model (not yours). Start a run above, or write one with "
+                    f"`python -m core bench mtbench --data FILE --out DIR`; runs under {root} are listed in the sidebar.")
+            st.caption(safe.literal(metrics_demo.describe(demo)))
+            st.subheader("Overall, demo (cf. D-SMART Table 1)")
+            st.dataframe(metrics_demo.demo_table(demo), hide_index=True, width="stretch")
+            st.subheader("CS by dialogue turn, demo (Figure 4)")
+            st.plotly_chart(metrics_demo.demo_cs_by_turn(demo), width="stretch", key="demo_cs_by_turn")
+        else:
+            st.info(f"No run loaded. Write one with `python -m core bench mtbench --data FILE --out DIR` (or start one above) "
+                    f"and pick it in the sidebar; runs under {root} are listed automatically.")
         st.stop()
 
     items = um.combined_items(runs)

@@ -85,3 +85,62 @@ def test_chat_with_rag_shows_evidence(app_env):
     assert len(at.chat_message) == 6
     evidence = at.chat_message[5].dataframe[0].value
     assert "Toronto" in " ".join(evidence["text"])
+
+
+def _apply_endpoint(at: AppTest, url: str, model: str = "") -> AppTest:
+    at.radio[0].set_value("openai")
+    at.text_input[0].set_value(model)
+    at.text_input[1].set_value(url)
+    return at.button[1].click().run()  # the form's Apply
+
+
+def test_endpoint_without_a_model_takes_the_one_the_server_lists(app_env):
+    from tests.llm_stub import LLMStub
+
+    with LLMStub() as stub:  # lists one model, "stub", at /v1/models
+        at = _apply_endpoint(AppTest.from_file(HOME, default_timeout=60).run(), stub.url)
+        assert not at.exception
+        settings = at.session_state["llm_settings"]
+        assert (settings.backend, settings.model) == ("openai", "stub")
+        assert "/v1/models" in stub.gets
+        assert any(literal("Model set to 'stub'") in s.value for s in at.success)  # shown after the rerun
+
+
+def test_endpoint_without_a_model_is_refused_when_the_server_cannot_say(app_env):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    at = _apply_endpoint(AppTest.from_file(HOME, default_timeout=60).run(), f"http://127.0.0.1:{port}/v1")
+    assert not at.exception
+    assert at.session_state["llm_settings"].backend == "local"  # nothing saved
+    [error] = at.error
+    assert "Not saved" in error.value and "needs a model name" in error.value and "cannot reach" in error.value
+    assert "?." not in error.value and "?" not in error.value.split("cannot reach")[1]
+
+
+def test_endpoint_that_lists_no_model_is_refused(app_env):
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Empty(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = json.dumps({"object": "list", "data": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        at = _apply_endpoint(AppTest.from_file(HOME, default_timeout=60).run(), f"http://127.0.0.1:{server.server_address[1]}/v1")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert at.session_state["llm_settings"].backend == "local"
+    assert "lists no model" in at.error[0].value

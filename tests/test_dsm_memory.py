@@ -211,3 +211,39 @@ def test_a_new_number_on_a_minted_relation_supersedes_the_old_one(nlp):
     approved = relation("approve_for")
     assert set(m.graph.objects(USER, approved)) == {Literal(400000)}
     assert [(p.triple, p.rule) for p in record.pruned] == [((USER, approved, Literal(350000)), "numeric")]
+
+
+# -- the assistant repeating the user in the first person (issue 32) ------------------------------
+def _subjects_of(memory, predicate_suffix: str) -> set[str]:
+    return {str(s).rsplit("/", 1)[-1] for s, p, _ in memory.facts() if str(p).endswith(predicate_suffix)}
+
+
+def test_an_assistant_echo_of_the_user_s_facts_is_not_the_assistant_s():
+    from core.methods.dsmart.memory import DynamicStructuredMemory
+
+    memory = DynamicStructuredMemory(None, strong=False)
+    memory.observe_round("Hi, my name is Alice and I live in Lisbon.", "Nice to meet you, Alice!")
+    memory.observe_round("Where do I live?", "I live in Lisbon.")  # the small model answered in the user's voice
+    memory.observe_round("Tell me what you remember.", "My name is Alice.")  # an echo of an earlier round
+    assert _subjects_of(memory, "#livesIn") == {"user"} and _subjects_of(memory, "#name") == {"user"}
+    assert "not extracted" in memory.history[1].statement and "I live in Lisbon." in memory.history[1].statement
+
+
+def test_an_echo_that_misremembers_does_not_overwrite_the_user_s_fact():
+    from core.methods.dsmart.memory import DynamicStructuredMemory
+
+    memory = DynamicStructuredMemory(None, strong=False)
+    memory.observe_round("My name is Alice.", "Hello Alice.")
+    memory.observe_round("What is my name?", "My name is Bob.")  # dropped, not read as the user renaming themselves
+    names = {str(o) for s, p, o in memory.facts() if str(p).endswith("#name")}
+    assert names == {"Alice"}
+
+
+def test_the_assistant_s_own_first_person_statements_are_kept():
+    from core.methods.dsmart.statement import echoes_user
+
+    assert not echoes_user("I am an AI assistant.", "Who are you?")  # the question is not about the user
+    assert not echoes_user("I can help you plan the trip.", "I want to visit Porto.")  # no shared content word
+    assert echoes_user("I live in Lisbon.", "Where do I live?")
+    assert echoes_user("My dog is three years old.", "My dog is called Rex and he is three years old.")
+    assert not echoes_user("You live in Lisbon.", "Where do I live?")  # second person: the right voice

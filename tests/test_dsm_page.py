@@ -86,6 +86,7 @@ def test_memory_graph_page_shows_replays_and_escapes(app_env):
     assert "Max" in graph_data(at) and "Rex" not in graph_data(at)  # Rex was pruned
     at.slider[0].set_value(2).run()  # round 2's details: Rex pruned by the functional rule
     assert "Max" in frames(at) and "functional" in frames(at)
+    assert at.subheader[0].value == "Round 2"  # the slider's position, counted from 1 as the slider is (was "Round 1")
     at.slider[0].set_value(1).run()  # replay: the graph after round 1
     assert not at.exception
     assert "Rex" in graph_data(at) and "Max" not in graph_data(at)

@@ -192,3 +192,31 @@ def test_generated_token_logprobs_are_what_scoring_reads(small):
     assert generated is not None
     [[scored]] = small.score_batch([(messages, [reply.text])])
     assert generated[0] == pytest.approx(scored, abs=0.01 * generated[1])  # 1e-5 apart here; slots may differ a little
+
+
+EXIT_MID_STREAM = """
+import sys, threading
+from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
+llm = LlamaCppLLM(LlamaCppOptions(model="small", threads=1))
+started = threading.Event()
+def consume():
+    for _ in llm.stream([{"role": "user", "content": "Write a very long story about a dog."}], max_tokens=2000):
+        started.set()
+threading.Thread(target=consume, daemon=True).start()
+assert started.wait(60), "no token within 60 s"
+sys.exit(0)  # as the app exits after SIGTERM: a reply is still being generated
+"""
+
+
+@pytest.mark.slow
+def test_exiting_while_a_reply_streams_shuts_the_server_down_cleanly():
+    """Before the exit hook, this ended in "FATAL: exception not rethrown" and exit code 134 (or a
+    segfault, or "terminate called without an active exception" under Streamlit's SIGTERM)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", EXIT_MID_STREAM], cwd=repo, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "terminate called" not in out.stderr and "FATAL" not in out.stderr

@@ -60,7 +60,7 @@ def test_page_loads_an_extra_folder_and_warns_on_a_bad_one(app_env, monkeypatch)
     monkeypatch.setenv("WORKBENCH_RUNS", str(app_env / "empty"))
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
-    assert any("No run loaded" in i.value for i in at.info)
+    assert any("Demo" in i.value for i in at.info)  # the shipped demo, not an empty page
     at.sidebar.text_area(key="metrics_extra_paths").set_value(f"{FIXTURE_RUN}\n{app_env / 'nowhere'}").run()
     assert not at.exception
     assert any("nowhere" in w.value for w in at.warning)
@@ -80,3 +80,32 @@ def test_page_starts_a_small_golden_run(app_env, monkeypatch):
     assert any("Done" in s.value for s in at.success)
     table = at.dataframe[0].value
     assert list(table["method"]) == ["golden"] and int(table["dialogues"].iloc[0]) == 2
+
+
+def test_a_fresh_install_opens_on_the_shipped_demo_with_a_chart(app_env, monkeypatch):
+    import json
+
+    from ui import metrics_demo
+
+    monkeypatch.setenv("WORKBENCH_RUNS", str(app_env / "empty"))  # no run of the user's own
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    assert any("**Demo**" in i.value for i in at.info)
+    table = at.dataframe[0].value
+    shipped = sorted(metrics_demo.DEMO_DIR.glob(metrics_demo.DEMO_GLOB))
+    assert len(shipped) == 5 and list(table["method"]) == ["golden", "base", "dsm", "dsmart", "rag", "sgmem"]
+    base = json.loads(shipped[0].read_text())["results"]["base"]  # mtbench-l13-qwen05-base.json
+    assert table.loc[table["method"] == "base", "CS"].iloc[0].startswith(f"{base['cs']:.3f} [")
+    [chart] = at.get("plotly_chart")
+    figure = json.loads(chart.proto.spec)
+    assert {trace["name"] for trace in figure["data"]} == set(table["method"])
+
+
+def test_without_the_shipped_files_the_page_says_no_run_is_loaded(app_env, monkeypatch):
+    from ui import metrics_demo
+
+    monkeypatch.setenv("WORKBENCH_RUNS", str(app_env / "empty"))
+    monkeypatch.setattr(metrics_demo, "DEMO_DIR", app_env / "no-results")
+    monkeypatch.setattr(metrics_demo.demo_summaries, "__defaults__", (app_env / "no-results",))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception and any("No run loaded" in i.value for i in at.info)

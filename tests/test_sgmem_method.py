@@ -127,3 +127,27 @@ def test_longmemeval_retrieval_bench_end_to_end(tmp_path):
     assert summary["results"]["rag-t"]["recall@1"] == 1.0
     assert summary["results"]["rag-t"]["session_recall@1"] == 1.0
     assert items[0]["methods"]["sgmem-t"]["chunks"][0] == "s1:0"
+
+
+def test_sgmem_h_chat_method_seeds_the_graph_from_bm25_and_dense_and_says_it_is_not_the_paper():
+    from core.methods import METHODS, method_class
+    from core.methods.calibration import hybrid_settings
+
+    assert "sgmem-h" in METHODS and "sgmem" in METHODS  # beside the paper's, not instead
+    assert "not in the paper" in method_class("sgmem-h").label
+    embedder = HashingEmbedder(64)
+    method = create_method("sgmem-h", Toolkit(llm=ScriptedLLM(replies), embedder=embedder))
+    assert method.config.hybrid is not None and method.config.chunk_level == "turn"
+    assert method.config.hybrid == hybrid_settings(embedder.name, "turn").hybrid
+    assert method.retriever.name == "sgmem-t+h"
+    reply = method.respond(chat(), "Which instrument, the violin?")
+    assert reply.method == "sgmem-h" and reply.text == "Your dog is called Luna."
+    assert reply.evidence[0].source == "S0:2"  # the violin turn: BM25 finds the rare word
+
+
+def test_retrieval_benchmarks_run_the_hybrid_beside_the_paper_s_by_default():
+    from core.eval import load_benchmark
+
+    for name in ("locomo-retrieval", "longmemeval-retrieval"):
+        defaults = load_benchmark(name).DEFAULT_METHODS.split(",")
+        assert {"sgmem-t", "sgmem-r", "sgmem-s", "sgmem-t+h", "sgmem-r+h", "sgmem-s+h"} <= set(defaults)

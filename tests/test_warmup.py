@@ -135,12 +135,13 @@ def test_retrieval_page_builds_indexes_while_the_query_is_typed(warm_app, monkey
     at = AppTest.from_file(RETRIEVAL, default_timeout=60).run()
     assert not at.exception
     pending = at.session_state[ur.PENDING]
-    assert sorted(slot[2] for slot in pending) == ["bm25-t", "rag-t", "sgmem-t"]  # the default retrievers
+    assert sorted(slot[2] for slot in pending) == ["bm25-t", "rag-t", "sgmem-t", "sgmem-t+h"]  # the default retrievers
     for future in list(pending.values()):
         future.result(timeout=30)
     at.selectbox[1].set_value(0).run()  # a benchmark question: the query
     at.button[0].click().run()
     assert not at.exception
-    assert sorted(slot[2] for slot in at.session_state[ur.INDEXES]) == ["bm25-t", "rag-t", "sgmem-t"]
+    assert sorted(slot[2] for slot in at.session_state[ur.INDEXES]) == ["bm25-t", "rag-t", "sgmem-t", "sgmem-t+h"]
     assert not any("index ready after" in c.value for c in at.caption)  # nothing waited for an index
-    assert {"rag-t", "bm25-t", "sgmem-t"} <= {s.value for s in at.subheader}
+    assert {"rag-t", "bm25-t", "sgmem-t", "sgmem-t+h"} <= {s.value for s in at.subheader}
+    assert "sgmem-t+h (not in the paper)" in at.multiselect[0].value or "sgmem-t+h" in at.multiselect[0].value

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-import streamlit.components.v1 as components
 from pyvis.network import Network
 
 from core.dialogue import Evidence, Reply
@@ -85,7 +84,7 @@ def render_kg_trace(reply: Reply, key: str = "") -> None:
     rows = triple_rows(reply.evidence)
     if rows:
         st.markdown("**Triples in the prompt**")
-        components.html(triples_graph_html(reply.evidence, linked_names(reply)), height=380)
+        st.iframe(triples_graph_html(reply.evidence, linked_names(reply)), height=380)  # successor of components.v1.html
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     for m in reply.trace.prompt:
         st.markdown(f"**{m['role']}**")

@@ -20,6 +20,7 @@ tokenizer, and lock it with a random API key so no other local process can use t
 
 from __future__ import annotations
 
+import atexit
 import contextvars
 import json
 import os
@@ -29,6 +30,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator, Sequence
@@ -39,6 +41,19 @@ from core.llm.gguf_models import resolve_gguf
 from core.llm.trie_scoring import candidate_tokens, score_by_trie
 
 HARD_MAX_TOKENS = 4096  # no request generates more, whatever a caller asks: a model that never stops is bounded
+SHUTDOWN_WAIT_S = 15.0  # at exit, how long requests in flight get to end before the server is freed anyway
+
+_LIVE: "weakref.WeakSet[LlamaCppLLM]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Stop every embedded server before the interpreter finalises. Left to finalisation, a reply
+    still being generated (a daemon thread inside llama.cpp) is torn down by the C++ runtime, which
+    prints "terminate called without an active exception" or "FATAL: exception not rethrown" and
+    aborts; the app's SIGTERM (Streamlit stops, then Python exits) ended that way."""
+    for llm in list(_LIVE):
+        llm.close(wait_s=SHUTDOWN_WAIT_S)
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,8 @@ class LlamaCppLLM(LLM):
         self.load_seconds = time.perf_counter() - t0
         self._active = 0
         self._active_lock = threading.Lock()
+        self._closing = threading.Event()  # set by close(): streams stop at their next token, new requests fail
+        _LIVE.add(self)
         self._pool = ThreadPoolExecutor(max_workers=max(1, options.slots), thread_name_prefix="llamacpp")
 
     # -- helpers -------------------------------------------------------------------------------
@@ -145,6 +162,8 @@ class LlamaCppLLM(LLM):
     def _call(self, handler, request: dict, callback=None) -> dict | None:
         stopping.check()  # a stopped reply sends nothing more (each trie-scoring step is one request)
         with self._active_lock:
+            if self._closing.is_set():
+                raise LLMError("the embedded llama.cpp server is shut down")
             self._active += 1
         t0 = time.perf_counter()
         try:
@@ -235,7 +254,7 @@ class LlamaCppLLM(LLM):
         self._count(1)
         request, cut = self._request(as_messages(messages), temperature, max_tokens, stop)
         request["stream"] = True
-        cancel = cancel or threading.Event()
+        abandoned = threading.Event()  # the consumer stopped reading; the caller's `cancel` is never set here
         pieces: queue.Queue = queue.Queue()
         done = object()
 
@@ -253,7 +272,7 @@ class LlamaCppLLM(LLM):
                 text = (choice.get("delta") or {}).get("content")
                 if text:
                     pieces.put(clean_text(text))
-            return cancel.is_set()
+            return abandoned.is_set() or (cancel is not None and cancel.is_set()) or self._closing.is_set()
 
         def run() -> None:
             try:
@@ -272,7 +291,7 @@ class LlamaCppLLM(LLM):
                     raise piece
                 yield piece
         finally:
-            cancel.set()  # a consumer that stops early (Stop button, closed page) ends the generation
+            abandoned.set()  # a consumer that stops early (Stop button, closed page) ends the generation
 
     # -- scoring -------------------------------------------------------------------------------
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:
@@ -294,9 +313,17 @@ class LlamaCppLLM(LLM):
             self._eot = self.tokenize("<|im_end|>", special=True)[-1]
         return self._eot
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 0.0) -> None:
+        """Free the server. With `wait_s`, first stop streamed replies at their next token and wait
+        up to that long for requests in flight to return (a blocking request cannot be cancelled)."""
+        with self._active_lock:
+            self._closing.set()
+        deadline = time.monotonic() + wait_s
+        while self._active and time.monotonic() < deadline:
+            time.sleep(0.05)
         self._pool.shutdown(wait=False)
         server = getattr(self, "server", None)
         self.server = None
         del server  # the server stops when its object is freed
+        _LIVE.discard(self)
 

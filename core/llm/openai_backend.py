@@ -65,7 +65,8 @@ class OpenAICompatibleLLM(LLM):
             return (f"{self._where()} did not answer within {self.settings.timeout_s:g} s "
                     f"(the timeout is a backend setting on the home page)")
         if isinstance(err, o.APIConnectionError):
-            return f"cannot reach {self._where()}: is the server running and the URL right?"
+            # no "?" at the end: pages append a full stop after the reason ("...right?." read wrong)
+            return f"cannot reach {self._where()}: check that the server is running and the URL is right"
         if isinstance(err, o.AuthenticationError):
             return f"{self._where()} refused the API key (401)"
         if isinstance(err, o.NotFoundError):
@@ -79,6 +80,15 @@ class OpenAICompatibleLLM(LLM):
         if isinstance(err, (ValueError, AttributeError, TypeError, IndexError)):  # the body was not the API's JSON
             return f"{self._where()} sent a malformed response ({type(err).__name__}: {str(err)[:120]})"
         return f"{self._where()}: {type(err).__name__}: {err}"
+
+    def models(self) -> list[str]:
+        """The model ids the server lists at /v1/models (LLMError when it cannot be asked)."""
+        try:
+            return [str(m.id) for m in self._client.models.list()]
+        except self._openai.NotFoundError as err:
+            raise LLMError(f"{self._where()} has no model list (/models answered 404)") from err
+        except (self._openai.OpenAIError, ValueError, AttributeError, TypeError) as err:
+            raise self._wrap(err) from err
 
     def _one(self, messages: list[Message], temperature: float, max_tokens: int, stop) -> Completion:
         t0 = time.perf_counter()

@@ -14,6 +14,7 @@ METHODS: dict[str, str] = {
     "dsmart": "core.methods.dsmart.dsmart_method:DsmartMethod",
     "rt": "core.methods.dsmart.dsmart_method:RtMethod",
     "sgmem": "core.methods.sgmem.method:SGMemMethod",
+    "sgmem-h": "core.methods.sgmem.method:SGMemHybridMethod",  # not in the paper: hybrid BM25 + dense seeds
     "mcts": "core.methods.mcts.method:MCTSMethod",
     "kgaug": "core.methods.kgaug.method:KGAugMethod",
     "kgaug-c": "core.methods.kgaug.method:KGAugCMethod",

@@ -38,6 +38,8 @@ FORMAT = "dsm-memory/1"
 SUB_STAGES = frozenset({"maintenance", "detect_slots"})  # parts of another stage's time: not summed twice
 Triple = tuple
 
+ECHO_CONTEXT_ROUNDS = 20  # earlier user turns an assistant sentence is checked against for echoes (statement.echoes_user)
+
 
 @dataclass(frozen=True)
 class Pruned:
@@ -202,7 +204,10 @@ class DynamicStructuredMemory:
         return final
 
     def _statement(self, question: str, answer: str, notes: list[str]) -> tuple[str, list[Utterance]]:
-        return StatementMaker(self.llm, self.strong, self.config).make(question, answer, notes)
+        # The user's earlier turns too: "What do you know about me?" -> "I live in Lisbon." echoes a fact
+        # stated rounds ago (the latest ECHO_CONTEXT_ROUNDS rounds suffice: an echo repeats recent talk).
+        earlier = " ".join(r.question for r in self._records[-ECHO_CONTEXT_ROUNDS:])
+        return StatementMaker(self.llm, self.strong, self.config).make(question, answer, notes, earlier_user=earlier)
 
     def _extract(self, utterances: Sequence[Utterance], notes: list[str]) -> Graph:
         mode = self.config.extractor

@@ -7,9 +7,30 @@ from core.llm.base import LLM, LLMError, Message
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Utterance
-from core.text import split_sentences
+from core.text import split_sentences, words
 
 MAX_STATEMENT_CHARS = 600
+FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself"})
+# Words that carry no content of their own: sharing them is no sign that a sentence repeats another.
+FUNCTION_WORDS = frozenset(
+    "a an the and or but if so is am are was were be been being do does did have has had what where when who whom "
+    "which why how to of in on at for with from by about as that this these those it its you your yours you're "
+    "not no yes too very also just now then there here can could would should will shall may might oh ok okay "
+    "well hi hello thanks thank please sure".split())
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in FIRST_PERSON and w not in FUNCTION_WORDS}
+
+
+def echoes_user(sentence: str, user_text: str) -> bool:
+    """Whether an assistant sentence in the first person repeats content of the user's turn, itself
+    in the first person: the assistant speaking in the user's voice (small models answer "Where do I
+    live?" with "I live in Lisbon."), which is no fact about the assistant. A first-person sentence
+    on its own topic ("I am an AI assistant." to "Who are you?") shares no content word and stays."""
+    if not (FIRST_PERSON & set(words(sentence)) and FIRST_PERSON & set(words(user_text))):
+        return False
+    return bool(content_words(sentence) & content_words(user_text))
 
 
 class StatementMaker:
@@ -22,13 +43,14 @@ class StatementMaker:
         mode = self.config.statements
         return self.llm is not None and (mode == "llm" or (mode == "auto" and self.strong))
 
-    def make(self, question: str, answer: str, notes: list[str]) -> tuple[str, list[Utterance]]:
-        """(statement shown in the history, utterances handed to the extractor)."""
+    def make(self, question: str, answer: str, notes: list[str], earlier_user: str = "") -> tuple[str, list[Utterance]]:
+        """(statement shown in the history, utterances handed to the extractor). `earlier_user`: the
+        user's earlier turns, against which the reply's echoes are recognised."""
         if self.use_llm():
             statement = self.distil(question, answer, notes)
             if statement:
                 return statement, [Utterance("narrator", statement)]
-        return self.round_text(question, answer)
+        return self.round_text(question, answer, earlier_user)
 
     def distil(self, question: str, answer: str, notes: list[str]) -> str:
         prompt = render_prompt("dsmart_statement", question=question.strip(),
@@ -45,10 +67,17 @@ class StatementMaker:
             return ""
         return text
 
-    def round_text(self, question: str, answer: str) -> tuple[str, list[Utterance]]:
+    def round_text(self, question: str, answer: str, earlier_user: str = "") -> tuple[str, list[Utterance]]:
         """The user's turn in full and the first sentences of the reply, each with its speaker, so
         first-person words resolve to the right participant."""
-        reply = " ".join(split_sentences(answer)[: self.config.assistant_sentences])
+        sentences = split_sentences(answer)[: self.config.assistant_sentences]
+        # The assistant's echoes of the user's turn in the first person are dropped, not extracted:
+        # read as the assistant's they attach the user's facts to the assistant, and read as the
+        # user's they would let a misremembered echo ("My name is Bob.") prune what the user said.
+        echoes = [s for s in sentences if echoes_user(s, f"{earlier_user} {question}")]
+        reply = " ".join(s for s in sentences if s not in echoes)
         utterances = [u for u in (Utterance("user", question.strip()), Utterance("assistant", reply)) if u.text]
         statement = "\n".join(f"{u.speaker.capitalize()}: {u.text}" for u in utterances)
+        if echoes:
+            statement += "\n(not extracted, the assistant repeating the user in the first person: " + " ".join(echoes) + ")"
         return statement, utterances
