@@ -143,3 +143,32 @@ def test_tree_overrides_are_typed_and_unknown_names_refused():
         parse_tree_overrides("beam=2")
     config = method_config("dsmart", None, tree={"budget_s": 0.0})
     assert config.tree.budget_s == 0.0 and config.tree.beam_width == 3
+
+
+def test_embedding_scorer_searches_without_the_llm_and_finds_the_relevant_entity(hashing_embedder):
+    """Weak model + embedder: the prior and the values come from embedding similarity, so the search
+    sends no LLM request; EXPAND on the entity the question names wins; THINK is never proposed."""
+    llm = ScriptedLLM(replies=["Rex is 3."], scorer=lambda m, c: pytest.fail("the search asked the LLM"))
+    view = MemoryView(pets_graph())
+    config = RTConfig(budget_s=0)
+    model = TreeModel(llm, view, config, strong=False, embedder=hashing_embedder)
+    links = EntityLinker().link("How old is Rex?", view)
+    result = ReasoningTree(view, model, config).search("How old is Rex?", links)
+    assert llm.requests == []
+    assert all(s.last.action.kind != "THINK" for s in result.states[1:])
+    assert any("Rex | age | 3" == view.fact_line(t) for t in result.best.facts)
+    assert result.best.value_source == "embedding" and result.best.value > 0
+
+
+def test_llm_values_kept_until_the_deadline(hashing_embedder):
+    """Under a deadline the children valued in time stay in the tree; the rest are dropped."""
+    llm = SlowScripted(0.05, replies=lambda m: "fine", scorer=lambda m, c: 0.0)
+    view = MemoryView(pets_graph())
+    config = RTConfig(scorer="llm", samples=6, budget_s=0.13)
+    model = TreeModel(llm, view, config, strong=False)
+    links = EntityLinker().link("Where does Rex live?", view)
+    with cancel.deadline(config.budget_s):
+        result = ReasoningTree(view, model, config).search("Where does Rex live?", links)
+    assert model.budget_spent and "valued in time" in result.stop_reason
+    assert all(s.value_source == "likelihood" for s in result.states[1:])
+    assert result.best is not result.states[0]

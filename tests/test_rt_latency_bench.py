@@ -29,7 +29,9 @@ def test_latency_bench_writes_items_and_ratio(tmp_path, hashing_embedder):
     assert {i["method"] for i in items} == {"base", "dsm", "rt", "dsmart"}
     results = summary["results"]
     assert results["base"]["turns"] == turns and results["base"]["llm_calls_per_turn"] == 1.0
-    assert results["dsmart"]["llm_calls_per_turn"] > 1.0
+    # a weak model with an embedder: dsmart's search is embedding-scored (its one call is the answer);
+    # rt's tree over an empty graph asks the LLM
+    assert results["dsmart"]["llm_calls_per_turn"] == 1.0 and results["rt"]["llm_calls_per_turn"] > 1.0
     median = {m: statistics.median(i["latency_s"] for i in items if i["method"] == m) for m in ("base", "dsmart")}
     assert summary["dsmart_over_base"] == pytest.approx(median["dsmart"] / median["base"], rel=0.01)
     assert set(summary["timings"]["dsmart"]) >= {"turn", "maintenance", "policy", "value"}

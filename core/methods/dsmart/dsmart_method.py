@@ -35,7 +35,9 @@ class DsmartConfig:
 
 @dataclass(frozen=True)
 class RtOnlyConfig:
-    tree: RTConfig = RTConfig()
+    # Over an empty graph the tree can only THINK and ANSWER; the embedding scorer cannot value a
+    # thought, so `rt` asks the LLM (the choice policy and digit value for weak models).
+    tree: RTConfig = RTConfig(scorer="llm")
     recent_turns: int = 2
     generation: GenerationSettings = GenerationSettings()
 
@@ -55,7 +57,7 @@ class TreeResponder:
             links = self.linker().link(query, view, cfg.tree.max_linked) if view.facts else []
         model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
                           context=history_messages(recent_turns(dialogue, cfg.recent_turns), gen.max_history_chars),
-                          generation=gen)
+                          generation=gen, embedder=self.tools.embedder)
         started = watch.started
         self._progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))
         tree = ReasoningTree(view, model, cfg.tree,

@@ -39,6 +39,13 @@ class RTConfig:
     value_scale: "digit" asks for a score 0-9 and reads the next-token distribution over the ten
     digits (one request a state); "decimal" scores the eleven "0.0" ... "1.0" (five requests: their
     token trie); "auto" is digit. Strong models write the Appendix E evaluation either way.
+    scorer: "embedding" takes the policy prior and the state values from sentence-embedding similarity
+    to the question (no LLM request during the search: a prior by how close each action's entities
+    are to the question, a value by how close the state's best facts are; THINK, which needs the LLM
+    to write a thought, is left out); "llm" asks the LLM as `policy` and `value_scale` say; "auto" is
+    llm for strong models and embedding for weak ones (when an embedder is given). On 2 CPU cores
+    one LLM request of the 0.5B model costs ~0.5 s, so an LLM-scored search of one depth already
+    doubles a reply; docs/speed.md measures both on MT-Bench-101.
     budget_s: wall-clock seconds the search may take (0 = none). When it is spent the search stops
     and the reply comes from the best state valued so far; the trace says so. The paper sets no
     budget: its M_exp bounds expansions, not time, and on 2 CPU cores a search of M_exp=12 can take
@@ -66,6 +73,7 @@ class RTConfig:
     link_threshold: float = 0.55  # cosine for embedding links
     policy: Literal["auto", "choice", "enumerated", "prompted"] = "auto"
     value_scale: Literal["auto", "digit", "decimal"] = "auto"
+    scorer: Literal["auto", "llm", "embedding"] = "auto"
     budget_s: float = 1.5
     answer_drafts: Literal["auto", "eager", "lazy"] = "auto"
     thoughts: Literal["auto", "eager", "lazy"] = "auto"
@@ -163,6 +171,9 @@ class ReasoningTree:
             except DeadlinePassed:
                 stop = f"time budget {cfg.budget_s:g} s spent at depth {depth + 1}"
                 break
+            spent = getattr(self.model, "budget_spent", False)
+            if spent:  # the children valued in time stay; the others were never scored
+                children = [c for c in children if c.value_source != "unvalued"]
             expansions += len(expanded)
             index = {s.id: i for i, s in enumerate(states)}
             for parent in expanded:  # with its thought, when it was written on expansion
@@ -173,6 +184,9 @@ class ReasoningTree:
             beam = pool[: cfg.beam_width]
             if self.on_depth is not None:
                 self.on_depth(states, beam, depth + 1)
+            if spent:
+                stop = f"time budget {cfg.budget_s:g} s spent at depth {depth + 1} ({len(children)} child(ren) valued in time)"
+                break
             if all(s.terminal for s in beam):
                 stop = "beam all terminal"
                 break
@@ -238,7 +252,7 @@ class ReasoningTree:
             for b in entities[i + 1 :]:
                 if not state.done(PATH, (a, b)):
                     actions.append(Action(PATH, (a, b)))
-        think = [] if state.last is not None and state.last.action.kind == THINK else [Action(THINK)]
+        think = [] if (state.last is not None and state.last.action.kind == THINK) or not getattr(self.model, "may_think", True) else [Action(THINK)]
         return actions + think + [Action(ANSWER)]
 
     def action_entities(self, state: State, links: list[Link]) -> list:

@@ -27,7 +27,7 @@ from typing import Iterator
 import numpy as np
 
 from core.config import GenerationSettings
-from core.llm import cost
+from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
@@ -43,8 +43,11 @@ _NUMBER = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)(?![\d.])")
 
 class TreeModel:
     def __init__(self, llm: LLM, view: MemoryView, config: RTConfig, *, strong: bool,
-                 context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings()) -> None:
+                 context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings(),
+                 embedder=None) -> None:
         self.llm, self.view, self.config = llm, view, config
+        self.embedded = embedder is not None and (config.scorer == "embedding" or (config.scorer == "auto" and not strong))
+        self.similarity = Similarity(embedder) if self.embedded else None
         self.prompted = config.policy == "prompted" or (config.policy == "auto" and strong)
         self.choice = config.policy == "choice" or (config.policy == "auto" and not strong)
         self.digits = config.value_scale in ("auto", "digit")
@@ -55,6 +58,7 @@ class TreeModel:
         self.generation = generation
         self.rng = np.random.default_rng(config.seed)
         self.timings: dict[str, float] = {}
+        self.budget_spent = False  # the deadline passed while children were being valued
         self.batches = 0
         self.notes: list[str] = []
 
@@ -132,9 +136,17 @@ class TreeModel:
         prompt = render_prompt("rt_response", query=query, triples=self.facts_text(state), trajectory=self.trajectory_text(state))
         return [Message("system", render_prompt("chat_system"))] + self.context + [Message("user", prompt)]
 
+    @property
+    def may_think(self) -> bool:
+        """THINK needs the LLM to write its thought: not in an embedding-scored search."""
+        return not self.embedded
+
     # -- policy ----------------------------------------------------------------------------------
     def propose(self, query: str, parents: list[State], legal: list[list[Action]]) -> list[list[tuple[Action, float]]]:
         with self.timed("policy"):
+            if self.embedded:
+                return [self._sample(acts, SHARPNESS * np.array([self._prior(query, p, a) for a in acts]))
+                        for p, acts in zip(parents, legal)]
             if self.prompted:
                 return self._prompted(query, parents, legal)
             if self.choice:
@@ -151,6 +163,21 @@ class TreeModel:
             options = "".join(f"{LETTERS[i]}. {a.render(self.view)}\n" for i, a in enumerate(acts))
             requests.append((self._scored_prompt("rt_policy_choice", query, p, options=options), list(LETTERS[: len(acts)])))
         return [self._sample(acts[: len(scores)], np.array(scores)) for acts, scores in zip(legal, self._score_batch(requests))]
+
+    def _prior(self, query: str, state: State, action: Action) -> float:
+        """Embedding prior: a graph action by how close its entities are to the question; ANSWER
+        by how well the facts gathered so far match it (answer once they do)."""
+        if action.kind == ANSWER:
+            return self._relevance(query, state)
+        labels = [self.view.label(e) for e in action.entities]
+        return float(np.mean(self.similarity.to_query(query, labels)))
+
+    def _relevance(self, query: str, state: State) -> float:
+        """Mean cosine of the question with the state's TOP_FACTS closest facts (0 without facts)."""
+        if not state.facts:
+            return 0.0
+        sims = np.sort(self.similarity.to_query(query, [self.view.fact_line(t) for t in state.facts]))[::-1]
+        return float(np.mean(sims[:TOP_FACTS]))
 
     def _sample(self, acts: list[Action], logits: np.ndarray) -> list[tuple[Action, float]]:
         """S draws from softmax(logits / T), duplicates merged, first-drawn order; (action, p)."""
@@ -238,6 +265,8 @@ class TreeModel:
         if not children:
             return children
         with self.timed("value"):
+            if self.embedded:  # an ANSWER state is worth what its facts are: the same as its parent
+                return [with_value(c, max(0.0, self._relevance(query, c)), "embedding") for c in children]
             if self.strong:
                 return self._prompted_values(query, children)
             return self._scored_values(query, children)
@@ -250,9 +279,22 @@ class TreeModel:
         return self._scored_prompt("rt_value_digit" if self.digits else "rt_value_scored", query, state)
 
     def _scored_values(self, query: str, children: list[State]) -> list[State]:
+        """Likelihood-weighted values, one request per child; under a deadline the children valued
+        before it passed are kept (the rest are marked UNVALUED and `budget_spent` is set)."""
         scale = DIGITS if self.digits else SCORES
         requests = [(self._value_prompt(query, c, prompted=False), list(scale)) for c in children]
-        return [with_value(c, expected_score(s, scale), "likelihood") for c, s in zip(children, self._score_batch(requests))]
+        if stopping.remaining() is None:
+            scores = self._score_batch(requests)
+        else:
+            scores = []
+            for request in requests:
+                try:
+                    scores += self._score_batch([request])
+                except stopping.DeadlinePassed:
+                    self.budget_spent = True
+                    break
+        valued = [with_value(c, expected_score(s, scale), "likelihood") for c, s in zip(children, scores)]
+        return valued + [replace(c, value_source=UNVALUED) for c in children[len(scores):]]
 
     def _prompted_values(self, query: str, children: list[State]) -> list[State]:
         prompts = [self._value_prompt(query, c, prompted=True) for c in children]
@@ -290,6 +332,28 @@ class TreeModel:
             else:
                 text = self.llm.chat(messages, temperature=gen.temperature, max_tokens=gen.max_tokens).text
         return text, messages
+
+
+UNVALUED = "unvalued"  # a child the deadline left without a value: the search drops it
+SHARPNESS = 8.0  # embedding prior: cosine differences of ~0.1 between actions become ~2x in probability
+TOP_FACTS = 3  # embedding value: a state is as good as its few best facts, not diluted by the rest
+
+
+class Similarity:
+    """Cosine similarity of the question with texts, each text embedded once per search."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def to_query(self, query: str, texts: list[str]) -> np.ndarray:
+        stopping.check()  # a stopped reply's search ends here too
+        missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._vectors]
+        if missing:
+            for text, vec in zip(missing, self.embedder.encode(missing)):
+                self._vectors[text] = vec
+        q = self._vectors[query]
+        return np.array([float(self._vectors[t] @ q) for t in texts])
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
