@@ -172,3 +172,16 @@ def test_llm_values_kept_until_the_deadline(hashing_embedder):
     assert model.budget_spent and "valued in time" in result.stop_reason
     assert all(s.value_source == "likelihood" for s in result.states[1:])
     assert result.best is not result.states[0]
+
+
+def test_no_child_valued_in_time_keeps_the_beam():
+    """The deadline passes before the first value: the search ends with the beam it had (the root),
+    and the reply still comes (from the root, or the linked entities' facts)."""
+    llm = SlowScripted(0.2, replies=lambda m: "fine", scorer=lambda m, c: 0.0)
+    view = MemoryView(pets_graph())
+    config = RTConfig(scorer="llm", budget_s=0.1)
+    model = TreeModel(llm, view, config, strong=False)
+    links = EntityLinker().link("Where does Rex live?", view)
+    with cancel.deadline(config.budget_s):
+        result = ReasoningTree(view, model, config).search("Where does Rex live?", links)
+    assert result.best is result.states[0] and "no child valued in time" in result.stop_reason

@@ -174,6 +174,9 @@ class ReasoningTree:
             spent = getattr(self.model, "budget_spent", False)
             if spent:  # the children valued in time stay; the others were never scored
                 children = [c for c in children if c.value_source != "unvalued"]
+                if not children:  # none in time: the beam stays as it was
+                    stop = f"time budget {cfg.budget_s:g} s spent at depth {depth + 1} (no child valued in time)"
+                    break
             expansions += len(expanded)
             index = {s.id: i for i, s in enumerate(states)}
             for parent in expanded:  # with its thought, when it was written on expansion
