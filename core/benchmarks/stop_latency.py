@@ -1,7 +1,8 @@
 """Stop frees the model: a stopped reply must leave the next user's reply as fast as on an idle model.
 
 Per trial, on the same MT-Bench-101 turn (golden history): (1) a `base` reply on the idle model,
-timed; (2) a reply of the stopped method (`--methods`, e.g. dsmart) started in a worker thread, as
+timed (greedy, a fixed length, its prompt already in the model's cache from a first untimed reply,
+so the idle and after-stop replies do the same work); (2) a reply of the stopped method (`--methods`, e.g. dsmart) started in a worker thread, as
 the Chat page runs it, and stopped after `--stop-after` seconds, as the Stop button, a method
 switch or a closed page stop it (the reply's cancel event); the time from the stop until the
 worker has ended is `release_s`; (3) a `base` reply right after, timed, on the same model.
@@ -44,7 +45,8 @@ def run(ctx: BenchContext) -> BenchResult:
         idle, after, release, late = [], [], [], []
         for d in dialogues:
             history, query = d.golden_dialogue(0), d.rounds[0].user
-            base = create_method("base", tools)
+            base = create_method("base", tools, _fixed_base())
+            _timed(base, history, query)  # the prompt into the cache: both timed replies find it there
             idle.append(_timed(base, history, query))
             stopped = create_method(name, tools)
             stream = ReplyStream(sink=lambda piece: None)
@@ -75,6 +77,19 @@ def run(ctx: BenchContext) -> BenchResult:
         timings[name] = {"idle": idle, "after_stop": after, "release": release}
     return BenchResult(results=results, timings=timings,
                        settings={"stop_after_s": stop_after, "dialogues": len(dialogues), "llm": tools.llm.name})
+
+
+def _fixed_base():
+    """base with greedy decoding and a fixed reply length: the two timed replies do the same work."""
+    from dataclasses import replace
+
+    from core.methods import method_class
+
+    config = method_class("base").default_config()
+    return replace(config, generation=replace(config.generation, temperature=0.0, max_tokens=FIXED_TOKENS))
+
+
+FIXED_TOKENS = 48
 
 
 def _timed(method, history, query) -> float:
