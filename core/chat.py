@@ -75,7 +75,17 @@ class ChatSession:
         """Answer `text` (streamed to `sink` when given), take the round into memory, and return
         the record of the exchange."""
         t0 = time.perf_counter()
-        stream = ReplyStream(sink=sink or _discard, max_tokens=self.max_tokens)
+        first: list[float] = []  # when the reply first showed anything (progress or text), as a page would
+
+        def shown(*_) -> None:
+            if not first:
+                first.append(time.perf_counter() - t0)
+
+        def write(piece: str) -> None:
+            shown()
+            (sink or _discard)(piece)
+
+        stream = ReplyStream(sink=write, max_tokens=self.max_tokens, progress=shown)
         reply = self.method.respond_streaming(self.dialogue, text, stream)
         seconds = time.perf_counter() - t0
         session = self.dialogue.next_session
@@ -89,6 +99,7 @@ class ChatSession:
             "user": text,
             "reply": reply.text,
             "seconds": round(seconds, 3),
+            "first_output_s": round(first[0], 3) if first else round(seconds, 3),
             "model": reply.model,
             "llm_calls": reply.llm_calls,
             "cost": reply.cost,
@@ -120,15 +131,28 @@ def run_script(session: ChatSession, steps: list[ScriptStep]) -> Iterator[dict]:
 
 
 def summarise(records: list[dict]) -> dict:
-    """Reply time over all replies; accuracy over the replies that had an expected answer."""
+    """Reply time over all replies, and without the run's first (it waits for the model and the
+    method's one-time loads); time to the first output (progress or text); LLM work per stage
+    summed over the replies after the first; accuracy over the replies that had an expected answer."""
     import numpy as np
 
+    from core.llm import cost as llm_cost
+
     seconds = np.array([r["seconds"] for r in records], dtype=float)
+    later = seconds[1:]
+    first_output = np.array([r.get("first_output_s", r["seconds"]) for r in records[1:]], dtype=float)
+    stages: dict = {}
+    for r in records[1:]:
+        stages = llm_cost.merge(stages, r.get("cost") or {})
     judged = [r["correct"] for r in records if "correct" in r]
     return {
         "replies": len(records),
         "median_s": round(float(np.median(seconds)), 3) if len(seconds) else None,
         "p95_s": round(float(np.percentile(seconds, 95)), 3) if len(seconds) else None,
+        "median_s_after_first": round(float(np.median(later)), 3) if len(later) else None,
+        "max_s_after_first": round(float(np.max(later)), 3) if len(later) else None,
+        "first_output_max_s_after_first": round(float(np.max(first_output)), 3) if len(first_output) else None,
+        "stages_after_first": stages,
         "questions": len(judged),
         "correct": int(sum(judged)),
         "accuracy": round(sum(judged) / len(judged), 3) if judged else None,

@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, str] = {
     "locomo-retrieval": "core.benchmarks.locomo_retrieval",
     "longmemeval-retrieval": "core.benchmarks.longmemeval_retrieval",
     "latency": "core.benchmarks.latency",
+    "stop-latency": "core.benchmarks.stop_latency",
     "knowledge-retrieval": "core.benchmarks.knowledge_retrieval",
     "opendialkg-triples": "core.benchmarks.opendialkg_triples",
     "opendialkg-response": "core.benchmarks.opendialkg_response",

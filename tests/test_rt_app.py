@@ -3,6 +3,7 @@ node inspector, stage timings), and the tree's HTML escapes user text."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rdflib import RDFS, Graph, Literal, Namespace
@@ -31,11 +32,13 @@ def memory_graph() -> Graph:
 
 def dsmart_reply(query: str):
     def scorer(messages, candidate):
+        if len(candidate) == 1 and candidate.isalpha():  # the choice policy's lettered option
+            candidate = re.search(rf"^{candidate}\. (.*)$", messages[-1].content, re.M).group(1)
         if candidate.startswith("EXPAND_ENTITY [Rex]"):
             return 0.0
         if candidate.startswith("ANSWER"):
             return -1.0
-        return -40.0 if not candidate[:1].isdigit() else -10.0 * abs(float(candidate) - 0.8)
+        return -40.0 if not candidate[:1].isdigit() else -10.0 * abs(float(candidate) / (9 if len(candidate) == 1 else 1) - 0.8)
 
     method = create_method("dsmart", Toolkit(llm=ScriptedLLM(replies=["Rex is your dog."], scorer=scorer)))
     method.memory._graph = memory_graph()

@@ -5,6 +5,7 @@ enumerated policy's legality, free-text parsing for strong models, and the trace
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from rdflib import RDF, RDFS, Graph, Literal, Namespace
@@ -14,7 +15,7 @@ from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, ReasoningTree, RTConfig, State, Step
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
-from core.methods.dsmart.rt_llm import SCORES, TreeModel, expected_score, parse_action, parse_score
+from core.methods.dsmart.rt_llm import DIGITS, LETTERS, SCORES, TreeModel, expected_score, parse_action, parse_score
 
 EX = Namespace("http://example.org/")
 
@@ -118,11 +119,15 @@ def scripted(policy: dict[str, float], values: dict[str, float], default_value: 
 
     def scorer(messages, candidate):
         prompt = messages[-1].content
-        if candidate in SCORES:
+        if candidate in SCORES or (candidate in DIGITS and "0 (worst) to 9" in prompt):
             steps = re.findall(r"^\d+\. (.*)$", prompt, re.M)
             last = steps[-1] if steps else ""
             target = next((v for k, v in values.items() if last.startswith(k)), default_value)
-            return -200.0 * (float(candidate) - target) ** 2
+            point = float(candidate) if candidate in SCORES else int(candidate) / 9
+            return -200.0 * (point - target) ** 2
+        if candidate in LETTERS:  # the choice policy: the lettered option's action
+            option = re.search(rf"^{candidate}\. (.*)$", prompt, re.M).group(1)
+            return next((v for k, v in policy.items() if option.startswith(k)), -20.0)
         best = next((v for k, v in policy.items() if candidate.startswith(k)), -20.0)
         return best * max(1, len(candidate)) / 4.0  # undo the per-token normalisation
 
@@ -130,6 +135,7 @@ def scripted(policy: dict[str, float], values: dict[str, float], default_value: 
 
 
 def run_tree(llm, config: RTConfig, query="Where does my dog Rex live?", graph=None):
+    config = replace(config, budget_s=0) if config.budget_s else config  # a scripted search is not timed
     view = MemoryView(graph if graph is not None else pets_graph())
     model = TreeModel(llm, view, config, strong=False)
     links = EntityLinker().link(query, view)
@@ -175,7 +181,7 @@ def test_beam_all_terminal_stops_early_and_answer_is_argmax():
     result, _, model = run_tree(llm, RTConfig())
     assert result.stop_reason == "beam all terminal"
     assert [s.depth for s in result.states] == [0, 1]
-    assert result.best.terminal and result.best.value == pytest.approx(0.9, abs=1e-3)
+    assert result.best.terminal and result.best.value == pytest.approx(0.9, abs=0.01)  # the digit scale: steps of 1/9
     assert model.batches == 2  # one policy batch, one value batch
 
 

@@ -31,9 +31,35 @@ def add_arguments(parser) -> None:
                         help="cap generated tokens of every method with `generation` settings (same cap for all)")
     parser.add_argument("--tree-early-stop", choices=("all_terminal", "best_terminal"), default=None,
                         help="Reasoning Tree stop rule for rt/dsmart (default: the config's, Algorithm 2's all_terminal)")
+    add_tree_argument(parser)
 
 
-def method_config(name: str, max_tokens: int | None, early_stop: str | None = None):
+def add_tree_argument(parser) -> None:
+    parser.add_argument("--tree", default="", type=parse_tree_overrides,
+                        help="Reasoning Tree settings for rt/dsmart, e.g. 'budget_s=0,policy=enumerated,value_scale=decimal' "
+                             "(budget_s=0: the paper's unbounded search)")
+
+
+def parse_tree_overrides(text: str) -> dict:
+    """'budget_s=0,policy=enumerated' -> {"budget_s": 0.0, "policy": "enumerated"}, typed by RTConfig's
+    fields; an unknown field or a value of the wrong type is an error naming it."""
+    from dataclasses import fields
+
+    from core.methods.dsmart.reasoning_tree import RTConfig
+
+    if not text:
+        return {}
+    types = {f.name: type(getattr(RTConfig(), f.name)) for f in fields(RTConfig)}
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        if key not in types:
+            raise ValueError(f"--tree: RTConfig has no setting {key!r}; known: {', '.join(types)}")
+        out[key] = types[key](value)
+    return out
+
+
+def method_config(name: str, max_tokens: int | None, early_stop: str | None = None, tree: dict | None = None):
     from core.methods import method_class
 
     config = method_class(name).default_config()
@@ -41,6 +67,8 @@ def method_config(name: str, max_tokens: int | None, early_stop: str | None = No
         config = replace(config, generation=replace(config.generation, max_tokens=max_tokens))
     if early_stop is not None and hasattr(config, "tree"):
         config = replace(config, tree=replace(config.tree, early_stop=early_stop))
+    if tree and hasattr(config, "tree"):
+        config = replace(config, tree=replace(config.tree, **tree))
     return config
 
 
@@ -49,7 +77,7 @@ def run(ctx: BenchContext) -> BenchResult:
 
     tools = ctx.make_tools()
     max_tokens = ctx.options.get("max_tokens")
-    configs = {m: method_config(m, max_tokens, ctx.options.get("tree_early_stop")) for m in ctx.methods}
+    configs = {m: method_config(m, max_tokens, ctx.options.get("tree_early_stop"), ctx.options.get("tree")) for m in ctx.methods}
     dialogues = stratified(load_mtbench(ctx.data), ctx.limit)
     _warm_up(tools, configs)
     samples = {m: [] for m in ctx.methods}
@@ -136,6 +164,7 @@ def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
 
 def _aggregate(items: list[dict]) -> dict:
     from core.eval import summarise_samples
+    from core.llm.cost import totals
 
     lat = summarise_samples(i["latency_s"] for i in items)
     out = {
@@ -146,6 +175,10 @@ def _aggregate(items: list[dict]) -> dict:
         "llm_calls_per_turn": round(statistics.fmean(i["llm_calls"] for i in items), 2) if items else float("nan"),
         "maintenance_median_s": round(summarise_samples(i["maintenance_s"] for i in items)["median_s"], 3),
     }
+    work = [totals(i.get("cost") or {}) for i in items]
+    for key in ("requests", "processed_tokens", "cached_tokens", "generated_tokens"):
+        if any(key in w for w in work):  # where the backend reports its requests (llama.cpp)
+            out[f"{key}_per_turn"] = round(statistics.fmean(w.get(key, 0) for w in work), 1)
     trees = [i["tree"] for i in items if "tree" in i]
     if trees:
         out["model_batches_per_turn"] = round(statistics.fmean(t["batches"] for t in trees), 2)

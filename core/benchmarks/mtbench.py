@@ -36,6 +36,9 @@ MODES = ("golden", "autoregressive")
 
 
 def add_arguments(parser) -> None:
+    from core.benchmarks.latency import add_tree_argument
+
+    add_tree_argument(parser)
     parser.add_argument("--mode", choices=MODES, default="golden", help="history: the benchmark's bot turns, or the method's own")
     parser.add_argument("--turns", choices=("official", "all"), default="official",
                         help="official: skip first turns of FR, CR, AR, SA, SC, CM in aggregates")
@@ -60,19 +63,31 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def method_config(name: str, max_tokens: int | None):
-    """The method's default config, with generation capped at `max_tokens` where it has one."""
+def method_config(name: str, max_tokens: int | None, tree: dict | None = None):
+    """The method's default config, with generation capped at `max_tokens` where it has one and
+    the reasoning tree's settings overridden by `tree` (rt, dsmart)."""
     from core.methods import method_class
 
     config = method_class(name).default_config()
     generation = getattr(config, "generation", None)
     if max_tokens and isinstance(generation, GenerationSettings):
         config = replace(config, generation=replace(generation, max_tokens=max_tokens))
+    if tree and hasattr(config, "tree"):
+        config = replace(config, tree=replace(config.tree, **tree))
     return config
 
 
+def _tree_settings(methods, max_tokens, tree) -> dict:
+    """The reasoning tree's settings where rt or dsmart ran (the budget and policy decide its cost)."""
+    tree_method = next((m for m in methods if m in ("dsmart", "rt")), None)
+    if tree_method is None:
+        return {}
+    return {"tree": asdict(method_config(tree_method, max_tokens, tree).tree)}
+
+
 def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_tokens: int | None,
-                    on_turn: Callable[[], None] = lambda: None, reused: dict | None = None) -> list[Answer]:
+                    on_turn: Callable[[], None] = lambda: None, reused: dict | None = None,
+                    tree: dict | None = None) -> list[Answer]:
     """One answer per round, each with the context it saw; `on_turn` after each answer. With
     `reused` ((method, dialogue id, turn) -> earlier item), answers come from an earlier run."""
     dialogue = Dialogue(id=str(d.id))
@@ -80,7 +95,7 @@ def answer_dialogue(method_name: str, d: MTBenchDialogue, tools, mode: str, max_
     if method_name != GOLDEN and reused is None:
         from core.methods import create_method
 
-        method = create_method(method_name, tools, method_config(method_name, max_tokens))
+        method = create_method(method_name, tools, method_config(method_name, max_tokens, tree))
     answers = []
     for i, rnd in enumerate(d.rounds):
         context = tuple(dialogue.turns()) + (Turn(USER, rnd.user),)
@@ -220,7 +235,7 @@ def run(ctx: BenchContext) -> BenchResult:
             bar.set_postfix(method=method_name, task=d.task)
             with ctx.metered(method_name):
                 answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1),
-                                          reused=reused.get(method_name))
+                                          reused=reused.get(method_name), tree=ctx.options.get("tree"))
             t0 = time.perf_counter()
             scores = scorer.score(d, answers, lexical=method_name != GOLDEN)
             stages.setdefault("score_turn", []).extend([(time.perf_counter() - t0) / len(answers)] * len(answers))
@@ -239,7 +254,8 @@ def run(ctx: BenchContext) -> BenchResult:
         timings=timings,
         settings={"mode": mode, "turns": "all" if all_turns else "official", "nli_model": scorer.nli_scorer.source,
                   "nli_settings": asdict(scorer.nli_scorer.settings), "dialogues": len(dialogues),
-                  "tasks": sorted({d.task for d in dialogues}), "aggregation": "mean over dialogues of per-dialogue means"},
+                  "tasks": sorted({d.task for d in dialogues}), "aggregation": "mean over dialogues of per-dialogue means",
+                  **_tree_settings(ctx.methods, max_tokens, ctx.options.get("tree"))},
         extra={"per_task": per_task(items), "per_turn": per_turn(items)},
     )
 

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
 
-from core.llm import cost
+from core.llm import cancel as stopping, cost
 
 
 @dataclass(frozen=True)
@@ -188,6 +188,7 @@ class LLM(ABC):
         (`Completion.token_logprobs`); backends that cannot report them leave it None."""
         if not batch:
             return []
+        stopping.check()
         convs = [as_messages(m) for m in batch]
         self._count(len(convs))
         if logprobs and self.reports_logprobs:
@@ -203,10 +204,12 @@ class LLM(ABC):
         """The reply's text in pieces as it is generated. Backends that cannot stream yield the
         whole completion once; `cancel` stops a backend that can. Counted when it ends (a stopped
         stream counts what was generated)."""
+        stopping.check()
         convs = as_messages(messages)
         pieces: list[str] = []
+        stop_event = cancel or stopping.current_event()  # a stopped reply stops its stream too
         try:
-            for piece in self._stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop, cancel=cancel):
+            for piece in self._stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop, cancel=stop_event):
                 pieces.append(piece)
                 yield piece
         finally:
@@ -216,6 +219,7 @@ class LLM(ABC):
         """Total log-likelihood of each candidate as the assistant's reply to `messages`."""
         if not candidates:
             return []
+        stopping.check()
         self._count(1)
         request = (as_messages(messages), list(candidates))
         self._report_scoring([request])
@@ -226,6 +230,7 @@ class LLM(ABC):
         reqs = [(as_messages(m), list(c)) for m, c in requests]
         if not reqs:
             return []
+        stopping.check()
         self._count(len(reqs))
         self._report_scoring(reqs)
         return self._score_batch(reqs)
@@ -253,6 +258,7 @@ class LLM(ABC):
         convs = as_messages(messages)
         last_error = ""
         for _ in range(retries + 1):
+            stopping.check()
             attempt = convs if not last_error else convs + [Message("user", f"Your last answer was invalid ({last_error}). Reply with JSON only.")]
             self._count(1)
             out = self._json_text(attempt, schema, temperature, max_tokens)

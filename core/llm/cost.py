@@ -28,6 +28,10 @@ from typing import Iterator
 
 OTHER = "other"  # the stage of calls made outside any `stage(...)`
 KEYS = ("llm_calls", "prompt_tokens", "completion_tokens")
+# What the server did per request, where it says (llama.cpp's `timings`): requests sent (a scoring
+# call walks a token trie, several one-token requests), prompt tokens run through the model,
+# prompt tokens reused from its KV cache, tokens generated, and the requests' wall time.
+REQUEST_KEYS = ("requests", "processed_tokens", "cached_tokens", "generated_tokens", "request_s")
 
 
 @dataclass(frozen=True)
@@ -45,25 +49,53 @@ class Usage:
                 "completion_tokens": self.completion_tokens}
 
 
+@dataclass(frozen=True)
+class Requests:
+    """Server-side work of the requests behind calls (see REQUEST_KEYS)."""
+
+    requests: int = 0
+    processed_tokens: int = 0
+    cached_tokens: int = 0
+    generated_tokens: int = 0
+    request_s: float = 0.0
+
+    def __add__(self, other: "Requests") -> "Requests":
+        return Requests(self.requests + other.requests, self.processed_tokens + other.processed_tokens,
+                        self.cached_tokens + other.cached_tokens, self.generated_tokens + other.generated_tokens,
+                        self.request_s + other.request_s)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"requests": self.requests, "processed_tokens": self.processed_tokens, "cached_tokens": self.cached_tokens,
+                "generated_tokens": self.generated_tokens, "request_s": round(self.request_s, 4)}
+
+
 class Meter:
     """Usage per stage, in the order stages first appeared. Thread-safe."""
 
     def __init__(self) -> None:
         self._stages: dict[str, Usage] = {}
+        self._requests: dict[str, Requests] = {}
         self._lock = threading.Lock()
 
     def add(self, stage_name: str, usage: Usage) -> None:
         with self._lock:
             self._stages[stage_name] = self._stages.get(stage_name, Usage()) + usage
 
+    def add_requests(self, stage_name: str, work: Requests) -> None:
+        with self._lock:
+            self._requests[stage_name] = self._requests.get(stage_name, Requests()) + work
+            self._stages.setdefault(stage_name, Usage())
+
     def total(self) -> Usage:
         with self._lock:
             return sum(self._stages.values(), Usage())
 
     def as_dict(self) -> dict[str, dict[str, int]]:
-        """stage -> {"llm_calls", "prompt_tokens", "completion_tokens"} (plain data, for JSON)."""
+        """stage -> {"llm_calls", "prompt_tokens", "completion_tokens"} (plain data, for JSON), plus
+        the REQUEST_KEYS where the backend reported its requests."""
         with self._lock:
-            return {name: usage.as_dict() for name, usage in self._stages.items()}
+            return {name: {**usage.as_dict(), **(self._requests[name].as_dict() if name in self._requests else {})}
+                    for name, usage in self._stages.items()}
 
 
 _METERS: ContextVar[tuple[Meter, ...]] = ContextVar("llm_meters", default=())
@@ -107,19 +139,44 @@ def record(calls: int, prompt_tokens: int, completion_tokens: int) -> None:
         meter.add(name, usage)
 
 
+def record_requests(processed: int, cached: int, generated: int, seconds: float, requests: int = 1) -> None:
+    """What the server reported doing for one request (backends that know call this)."""
+    meters = _METERS.get()
+    if not meters:
+        return
+    work = Requests(int(requests), int(processed), int(cached), int(generated), float(seconds))
+    name = _STAGE.get()
+    for meter in meters:
+        meter.add_requests(name, work)
+
+
+def _keys(*rows: dict) -> tuple[str, ...]:
+    return KEYS + tuple(k for k in REQUEST_KEYS if any(k in row for row in rows))
+
+
+def _add(a, b):
+    total = a + b
+    return round(total, 4) if isinstance(total, float) else total
+
+
 def merge(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """Per-stage sums of two `Meter.as_dict()` results (a new dict)."""
     out = {name: dict(counts) for name, counts in into.items()}
     for name, counts in more.items():
         row = out.setdefault(name, dict.fromkeys(KEYS, 0))
-        for key in KEYS:
-            row[key] = row.get(key, 0) + int(counts.get(key, 0))
+        for key in _keys(counts):
+            row[key] = _add(row.get(key, 0), counts.get(key, 0))
     return out
 
 
 def totals(cost: dict[str, dict[str, int]]) -> dict[str, int]:
-    """The three counts summed over stages."""
-    return {key: sum(int(row.get(key, 0)) for row in cost.values()) for key in KEYS}
+    """The counts summed over stages (the request counts too, where any stage has them)."""
+    rows = list(cost.values())
+    out = {}
+    for key in _keys(*rows):
+        value = sum(row.get(key, 0) for row in rows)
+        out[key] = round(value, 4) if isinstance(value, float) else int(value)
+    return out
 
 
 def active() -> bool:

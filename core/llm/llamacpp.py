@@ -21,6 +21,7 @@ tokenizer, and lock it with a random API key so no other local process can use t
 from __future__ import annotations
 
 import atexit
+import contextvars
 import json
 import os
 import queue
@@ -34,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, Completion, LLMError, Message, TokenLogprob
 from core.llm.gguf_models import resolve_gguf
 from core.llm.trie_scoring import candidate_tokens, score_by_trie
@@ -81,6 +83,13 @@ def token_logprobs(choice: dict) -> tuple[TokenLogprob, ...] | None:
         return None
     return tuple(TokenLogprob(bytes(t["bytes"]) if t.get("bytes") is not None else t["token"].encode(), float(t["logprob"]))
                  for t in content)
+
+
+def report_timings(timings: dict | None, seconds: float) -> None:
+    """One request's server-side work to the cost meters: prompt tokens run, prompt tokens reused
+    from the slot's KV cache (or the server's RAM prompt cache), tokens generated."""
+    if timings and cost.active():
+        cost.record_requests(timings.get("prompt_n", 0), timings.get("cache_n", 0), timings.get("predicted_n", 0), seconds)
 
 
 class LlamaCppLLM(LLM):
@@ -151,10 +160,12 @@ class LlamaCppLLM(LLM):
         return self._active
 
     def _call(self, handler, request: dict, callback=None) -> dict | None:
+        stopping.check()  # a stopped reply sends nothing more (each trie-scoring step is one request)
         with self._active_lock:
             if self._closing.is_set():
                 raise LLMError("the embedded llama.cpp server is shut down")
             self._active += 1
+        t0 = time.perf_counter()
         try:
             out = handler(request, callback) if callback else handler(request)
         except ValueError as err:  # xllamacpp rejects malformed requests this way
@@ -162,6 +173,8 @@ class LlamaCppLLM(LLM):
         finally:
             with self._active_lock:
                 self._active -= 1
+        if isinstance(out, dict):
+            report_timings(out.get("timings"), time.perf_counter() - t0)
         if isinstance(out, dict) and "error" in out:
             error = out["error"]
             raise LLMError(f"llama.cpp: {error.get('message', error) if isinstance(error, dict) else error}")
@@ -224,7 +237,8 @@ class LlamaCppLLM(LLM):
         if len(batch) == 1:
             return [self._complete_one(batch[0], temperature, max_tokens, stop, extra)]
         # The server batches concurrent requests (one decode step for all slots).
-        futures = [self._pool.submit(self._complete_one, m, temperature, max_tokens, stop, extra) for m in batch]
+        futures = [self._pool.submit(contextvars.copy_context().run, self._complete_one, m, temperature, max_tokens, stop, extra)
+                   for m in batch]  # each in a copy of this context: its meters, its cancel event
         return [f.result() for f in futures]
 
     def _json_text(self, messages: list[Message], schema: dict, temperature: float, max_tokens: int) -> Completion:
@@ -240,13 +254,17 @@ class LlamaCppLLM(LLM):
         self._count(1)
         request, cut = self._request(as_messages(messages), temperature, max_tokens, stop)
         request["stream"] = True
-        cancel = cancel or threading.Event()
+        abandoned = threading.Event()  # the consumer stopped reading; the caller's `cancel` is never set here
         pieces: queue.Queue = queue.Queue()
         done = object()
+
+        started = time.perf_counter()
 
         def on_chunk(chunk) -> bool:
             if isinstance(chunk, str):
                 chunk = json.loads(chunk)
+            if chunk.get("timings"):  # the last chunk says what the whole request cost
+                report_timings(chunk["timings"], time.perf_counter() - started)
             if "error" in chunk:
                 pieces.put(LLMError(f"llama.cpp: {chunk['error']}"))
                 return True
@@ -254,7 +272,7 @@ class LlamaCppLLM(LLM):
                 text = (choice.get("delta") or {}).get("content")
                 if text:
                     pieces.put(clean_text(text))
-            return cancel.is_set() or self._closing.is_set()
+            return abandoned.is_set() or (cancel is not None and cancel.is_set()) or self._closing.is_set()
 
         def run() -> None:
             try:
@@ -265,7 +283,7 @@ class LlamaCppLLM(LLM):
                 pieces.put(done)
 
         self.last_stream_truncated = cut
-        worker = threading.Thread(target=run, name="llamacpp-stream", daemon=True)
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="llamacpp-stream", daemon=True)
         worker.start()
         try:
             while (piece := pieces.get()) is not done:
@@ -273,7 +291,7 @@ class LlamaCppLLM(LLM):
                     raise piece
                 yield piece
         finally:
-            cancel.set()  # a consumer that stops early (Stop button, closed page) ends the generation
+            abandoned.set()  # a consumer that stops early (Stop button, closed page) ends the generation
 
     # -- scoring -------------------------------------------------------------------------------
     def _score(self, messages: list[Message], candidates: Sequence[str]) -> list[float]:

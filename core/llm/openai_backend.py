@@ -9,12 +9,14 @@ fall-back path.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from core.config import LLMSettings
+from core.llm import cancel as stopping
 from core.llm.base import LLM, Completion, LLMError, Message, ScoringUnsupported
 from core.llm.scoring_routes import ECHO, LLAMACPP, NONE, ROUTE_NOTES, LlamaCppHttp, RouteMissing
 
@@ -163,7 +165,8 @@ class OpenAICompatibleLLM(LLM):
     def _complete(self, batch, temperature, max_tokens, stop) -> list[Completion]:
         if len(batch) == 1:
             return [self._one(batch[0], temperature, max_tokens, stop)]
-        futures = [self._pool.submit(self._one, m, temperature, max_tokens, stop) for m in batch]
+        futures = [self._pool.submit(contextvars.copy_context().run, self._one, m, temperature, max_tokens, stop)
+                   for m in batch]  # each in a copy of this context: its meters, its cancel event
         return [f.result() for f in futures]
 
     # -- scoring ----------------------------------------------------------------------------------
@@ -195,6 +198,7 @@ class OpenAICompatibleLLM(LLM):
     def _native_call(self, path: str, body: dict | None) -> dict:
         """One request to the server's own API at its root (llama.cpp: /tokenize, /completion...),
         with the client's key, timeout and retries; RouteMissing where the server has no such route."""
+        stopping.check()  # a stopped reply sends nothing more (trie scoring is many small requests)
         url = _server_root(self.settings.base_url) + path
         o = self._openai
         try:

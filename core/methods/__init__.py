@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from core.methods.method import Method, ReplyStream, Toolkit
+from core.methods.method import Method, Progress, ReplyStream, Toolkit
 
 METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
@@ -38,4 +38,4 @@ def available_methods() -> list[str]:
     return list(METHODS)
 
 
-__all__ = ["METHODS", "Method", "ReplyStream", "Toolkit", "available_methods", "create_method", "method_class"]
+__all__ = ["METHODS", "Method", "Progress", "ReplyStream", "Toolkit", "available_methods", "create_method", "method_class"]

@@ -11,19 +11,35 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Iterator
 
 from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
-from core.llm import cost
+from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, Message
 from core.resources import Embedder
 
 
 @dataclass(frozen=True)
+class Progress:
+    """What a reply is doing before its text comes: a line a person reads ("searching the memory
+    graph: depth 2 of 5"), how far along where that is known, and the trace so far (one line per
+    reasoning-tree node, say), so a page shows work instead of a bare spinner."""
+
+    stage: str  # "tree", "knowledge index", "retrieval", ...
+    text: str
+    fraction: float | None = None  # 0..1 where known
+    lines: tuple[str, ...] = ()
+    trace: Trace | None = None  # a partial trace the page may draw with the method's own view (MCTS)
+
+
+@dataclass(frozen=True)
 class ReplyStream:
-    """Where a streamed answer goes: `sink(piece)` for each piece of text; setting `cancel` stops
-    the generation; `max_tokens` (0 = the method's own) bounds the answer's length."""
+    """Where a streamed answer goes: `sink(piece)` for each piece of text; `progress(Progress)` for
+    what the method does before (optional); setting `cancel` stops the reply: its generation and
+    every LLM request it would still send (`core.llm.cancel`); `max_tokens` (0 = the method's own)
+    bounds the answer's length."""
 
     sink: Callable[[str], None]
     cancel: threading.Event = field(default_factory=threading.Event)
     max_tokens: int = 0
+    progress: Callable[[Progress], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,7 @@ class Stopwatch:
 
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
+        self.started = time.perf_counter()
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
@@ -111,7 +128,7 @@ class Method(ABC):
         reply carries its cost: LLM calls and tokens per stage (`core.llm.cost`)."""
         self._stream = stream
         try:
-            with cost.measure() as meter:
+            with cost.measure() as meter, stopping.cancellable(stream.cancel if stream else None):
                 reply = self.respond(dialogue, query)
         finally:
             self._stream = None
@@ -122,6 +139,16 @@ class Method(ABC):
         return self.respond_streaming(dialogue, query, None)
 
     # -- shared helpers ------------------------------------------------------------------------
+    def _progress(self, event: Progress) -> None:
+        """Tell the page what this reply is doing (a no-op when nobody watches)."""
+        stream = self._stream
+        if stream is not None and stream.progress is not None:
+            stream.progress(event)
+
+    def _show(self, trace: Trace, text: str = "") -> None:
+        """Hand a partial trace to whoever watches this reply (each replaces the last)."""
+        self._progress(Progress(trace.kind, text or f"{len(trace.nodes)} step(s) so far", None, (), trace))
+
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
         stream = self._stream
         with watch("generate"):

@@ -14,13 +14,14 @@ from rdflib import Graph
 
 from core.config import GenerationSettings
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode
+from core.llm import cancel as stopping
 from core.llm.cost import totals
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.method import DsmMemoryMixin
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel
-from core.methods.method import Method, Stopwatch, history_messages, recent_turns
+from core.methods.method import Method, Progress, Stopwatch, history_messages, recent_turns
 from core.paths import MissingResource
 
 
@@ -34,7 +35,9 @@ class DsmartConfig:
 
 @dataclass(frozen=True)
 class RtOnlyConfig:
-    tree: RTConfig = RTConfig()
+    # Over an empty graph the tree can only THINK and ANSWER; the embedding scorer cannot value a
+    # thought, so `rt` asks the LLM (the choice policy and digit value for weak models).
+    tree: RTConfig = RTConfig(scorer="llm")
     recent_turns: int = 2
     generation: GenerationSettings = GenerationSettings()
 
@@ -54,10 +57,19 @@ class TreeResponder:
             links = self.linker().link(query, view, cfg.tree.max_linked) if view.facts else []
         model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
                           context=history_messages(recent_turns(dialogue, cfg.recent_turns), gen.max_history_chars),
-                          generation=gen)
+                          generation=gen, embedder=self.tools.embedder)
+        started = watch.started
+        self._progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))
+        tree = ReasoningTree(view, model, cfg.tree,
+                             on_depth=lambda states, beam, depth: self._progress(tree_progress(states, beam, depth, view, cfg.tree, started)))
         try:
-            result = ReasoningTree(view, model, cfg.tree).search(query, links)
-            text, messages = model.respond(query, result.best)
+            with stopping.deadline(cfg.tree.budget_s):
+                result = tree.search(query, links)
+            if not result.best.trajectory and (fallback := tree.linked_state(result.states, links)) is not None:
+                result.states.append(fallback)
+                result.best = fallback
+            self._progress(tree_progress(result.states, [result.best], -1, view, cfg.tree, started, result.stop_reason))
+            text, messages = model.respond(query, result.best, write=lambda m, t, n: self._write(m, t, n))
         finally:
             llm.clear_prompt_cache()  # the search's cached prompt states are not needed again
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
@@ -70,6 +82,19 @@ class TreeResponder:
             timings={**watch.timings, **model.timings},
             llm_calls=llm.calls - calls0,
         )
+
+    def _write(self, messages, temperature: float, max_tokens: int) -> str:
+        """The answer, streamed to the page when one watches (Method._generate's path)."""
+        stream = self._stream
+        if stream is None:
+            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+        if stream.max_tokens:
+            max_tokens = min(max_tokens, stream.max_tokens)
+        pieces = []
+        for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
+            pieces.append(piece)
+            stream.sink(piece)
+        return "".join(pieces).strip()
 
     def linker(self) -> EntityLinker:
         if self._linker is None:
@@ -135,6 +160,37 @@ class RtMethod(TreeResponder, Method):
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         return self.tree_reply(dialogue, query, Graph())
+
+
+def _search_line(view: MemoryView, links, config: RTConfig) -> str:
+    linked = ", ".join(view.label(l.node) for l in links) or "none"
+    return (f"Searching the memory graph ({len(view.facts)} facts; linked entities: {linked}); "
+            f"beam {config.beam_width}, depth at most {config.max_depth}, budget {config.budget_s:g} s")
+
+
+def tree_progress(states: list[State], beam: list[State], depth: int, view: MemoryView, config: RTConfig,
+                  started: float, stop_reason: str = "") -> Progress:
+    """The tree so far as lines a person reads: one per state (depth, action, value, new facts),
+    beam states marked; `depth` -1 = the search ended (`stop_reason`)."""
+    import time
+
+    on_beam = {s.id for s in beam}
+    lines = []
+    for s in states[1:]:
+        step = s.last
+        mark = "*" if s.id in on_beam else " "
+        what = f"{step.action.render(view)}"
+        if step.text:
+            what += f": {step.text[:80]}"
+        lines.append(f"{mark} d{s.depth} {what}  (value {s.value:.2f})")
+    elapsed = time.perf_counter() - started
+    if depth < 0:
+        text = f"Tree done in {elapsed:.1f} s ({stop_reason}); writing the answer"
+        fraction = 1.0
+    else:
+        text = f"Depth {depth} of {config.max_depth}: {len(states) - 1} node(s), {elapsed:.1f} s"
+        fraction = min(1.0, depth / config.max_depth)
+    return Progress("tree", text, fraction, tuple(lines))
 
 
 def tree_trace(result: SearchResult, view: MemoryView, messages, config: RTConfig, query: str, info: dict,

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Callable, Literal
 
+from core.llm.cancel import DeadlinePassed
 from core.methods.dsmart.rt_graph import Link, MemoryView
 
 EXPAND, PATH, THINK, ANSWER = "EXPAND_ENTITY", "FIND_PATH", "THINK", "ANSWER"
@@ -30,8 +31,25 @@ EXPAND, PATH, THINK, ANSWER = "EXPAND_ENTITY", "FIND_PATH", "THINK", "ANSWER"
 class RTConfig:
     """The paper's search settings (Appendix B: B=3, S=3, D_max=5, M_exp=12) and ours.
 
-    policy: "enumerated" scores every legal action by likelihood (weak models); "prompted" parses the
-    Appendix E prompt's free text (strong models); "auto" picks by the toolkit's `strong` flag.
+    policy: "choice" lists the legal actions as lettered options and reads the model's next-token
+    distribution over the letters (weak models: one short request per state); "enumerated" scores
+    every legal action's text by likelihood (a request per token of the actions' token trie);
+    "prompted" parses the Appendix E prompt's free text (strong models); "auto" is prompted for strong
+    models, choice for weak ones.
+    value_scale: "digit" asks for a score 0-9 and reads the next-token distribution over the ten
+    digits (one request a state); "decimal" scores the eleven "0.0" ... "1.0" (five requests: their
+    token trie); "auto" is digit. Strong models write the Appendix E evaluation either way.
+    scorer: "embedding" takes the policy prior and the state values from sentence-embedding similarity
+    to the question (no LLM request during the search: a prior by how close each action's entities
+    are to the question, a value by how close the state's best facts are; THINK, which needs the LLM
+    to write a thought, is left out); "llm" asks the LLM as `policy` and `value_scale` say; "auto" is
+    llm for strong models and embedding for weak ones (when an embedder is given). On 2 CPU cores
+    one LLM request of the 0.5B model costs ~0.5 s, so an LLM-scored search of one depth already
+    doubles a reply; docs/speed.md measures both on MT-Bench-101.
+    budget_s: wall-clock seconds the search may take (0 = none). When it is spent the search stops
+    and the reply comes from the best state valued so far; the trace says so. The paper sets no
+    budget: its M_exp bounds expansions, not time, and on 2 CPU cores a search of M_exp=12 can take
+    a minute (issue: a reply must show within seconds).
     answer_drafts: "eager" writes each ANSWER node's answer when it is made and scores it with the
     answer-evaluation prompt (the paper); "lazy" scores the decision to answer with the state prompt
     and writes only the winning answer (one generation instead of one per ANSWER node); "auto" is
@@ -48,11 +66,15 @@ class RTConfig:
     expand_hops: int = 1  # n of the n-hop neighbourhood
     max_paths: int = 3  # shortest paths FIND_PATH adds
     max_action_facts: int = 24  # facts one graph action may add
-    max_prompt_facts: int = 40  # facts in the Appendix E and response prompts (newest last); the step log shows each step's
+    max_prompt_facts: int = 40  # facts in the Appendix E and response prompts (newest last)
+    step_facts: int = 8  # facts listed under each graph step in the search's step log (the state keeps all)
     max_action_entities: int = 6  # entities the enumerated policy names (linked ones first)
     max_linked: int = 5  # query-linked entities
     link_threshold: float = 0.55  # cosine for embedding links
-    policy: Literal["auto", "enumerated", "prompted"] = "auto"
+    policy: Literal["auto", "choice", "enumerated", "prompted"] = "auto"
+    value_scale: Literal["auto", "digit", "decimal"] = "auto"
+    scorer: Literal["auto", "llm", "embedding"] = "auto"
+    budget_s: float = 1.5
     answer_drafts: Literal["auto", "eager", "lazy"] = "auto"
     thoughts: Literal["auto", "eager", "lazy"] = "auto"
     # "all_terminal": Algorithm 2 (stop when every beam state is terminal); "best_terminal": also stop
@@ -122,15 +144,20 @@ class SearchResult:
 
 
 class ReasoningTree:
-    """One search per query. `model` is an `rt_llm.TreeModel` (policy, value, THINK texts)."""
+    """One search per query. `model` is an `rt_llm.TreeModel` (policy, value, THINK texts).
+    `on_depth(states, beam, depth)` is called after each depth (the page draws the tree as it grows)."""
 
-    def __init__(self, view: MemoryView, model, config: RTConfig) -> None:
+    def __init__(self, view: MemoryView, model, config: RTConfig,
+                 on_depth: Callable[[list[State], list[State], int], None] | None = None) -> None:
         self.view = view
         self.model = model
         self.config = config
+        self.on_depth = on_depth
         self._ids = 0
 
     def search(self, query: str, links: list[Link]) -> SearchResult:
+        """Algorithm 2. The caller may run it under a deadline (`core.llm.cancel.deadline`): a depth
+        whose LLM requests run past it is dropped whole, and the search ends with the beam it had."""
         cfg = self.config
         root = State("n0", None)
         states, beam = [root], [root]
@@ -139,8 +166,18 @@ class ReasoningTree:
             open_states = [s for s in beam if not s.terminal]
             budget = max(0, cfg.max_expansions - expansions)
             expanded, waiting = open_states[:budget], open_states[budget:]
+            try:
+                expanded, children = self._expand(query, expanded, links)
+            except DeadlinePassed:
+                stop = f"time budget {cfg.budget_s:g} s spent at depth {depth + 1}"
+                break
+            spent = getattr(self.model, "budget_spent", False)
+            if spent:  # the children valued in time stay; the others were never scored
+                children = [c for c in children if c.value_source != "unvalued"]
+                if not children:  # none in time: the beam stays as it was
+                    stop = f"time budget {cfg.budget_s:g} s spent at depth {depth + 1} (no child valued in time)"
+                    break
             expansions += len(expanded)
-            expanded, children = self._expand(query, expanded, links)
             index = {s.id: i for i, s in enumerate(states)}
             for parent in expanded:  # with its thought, when it was written on expansion
                 states[index[parent.id]] = parent
@@ -148,6 +185,11 @@ class ReasoningTree:
             pool = [s for s in beam if s.terminal] + waiting + children
             pool.sort(key=lambda s: -s.value)  # stable: ties keep carried-over states first
             beam = pool[: cfg.beam_width]
+            if self.on_depth is not None:
+                self.on_depth(states, beam, depth + 1)
+            if spent:
+                stop = f"time budget {cfg.budget_s:g} s spent at depth {depth + 1} ({len(children)} child(ren) valued in time)"
+                break
             if all(s.terminal for s in beam):
                 stop = "beam all terminal"
                 break
@@ -159,6 +201,18 @@ class ReasoningTree:
                 break
         best = max(beam, key=lambda s: s.value)
         return SearchResult(best, states, beam, links, expansions, stop, self.model.timings, self.model.batches)
+
+    def linked_state(self, states: list[State], links: list[Link]) -> State | None:
+        """When the search ran out of time before any state was valued: the root expanded on the
+        query's linked entities, graph actions only (no LLM), so the answer still reads the facts
+        the query points at. None without links."""
+        state = states[0]
+        for link in links[:2]:
+            if self.view.has_entity(link.node):
+                state = self._apply(state, Action(EXPAND, (link.node,)), 1.0)
+        if state is states[0]:
+            return None
+        return replace(state, value_source="budget fallback: linked entities expanded")
 
     def _expand(self, query: str, parents: list[State], links: list[Link]) -> tuple[list[State], list[State]]:
         """(the parents, their thoughts written if lazy; their valued children)."""
@@ -201,7 +255,7 @@ class ReasoningTree:
             for b in entities[i + 1 :]:
                 if not state.done(PATH, (a, b)):
                     actions.append(Action(PATH, (a, b)))
-        think = [] if state.last is not None and state.last.action.kind == THINK else [Action(THINK)]
+        think = [] if (state.last is not None and state.last.action.kind == THINK) or not getattr(self.model, "may_think", True) else [Action(THINK)]
         return actions + think + [Action(ANSWER)]
 
     def action_entities(self, state: State, links: list[Link]) -> list:

@@ -27,13 +27,15 @@ from typing import Iterator
 import numpy as np
 
 from core.config import GenerationSettings
-from core.llm import cost
+from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
 from core.methods.dsmart.rt_graph import MemoryView
 
 SCORES = tuple(f"{k / 10:.1f}" for k in range(11))  # "0.0" ... "1.0"
+DIGITS = tuple(str(k) for k in range(10))  # the digit scale: "0" (worst) ... "9" (best), one token each
+LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # option labels of the choice policy, one token each
 CHARS_PER_TOKEN = 4.0  # turns per-character log-likelihood into about per-token
 _ACTION = re.compile(r"^(?:next action\s*:\s*|action\s*:\s*|\d+[.)]\s*)?(EXPAND[ _]ENTITY|FIND[ _]PATH|THINK|ANSWER)\b(.*)", re.I)
 _NUMBER = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)(?![\d.])")
@@ -41,9 +43,14 @@ _NUMBER = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)(?![\d.])")
 
 class TreeModel:
     def __init__(self, llm: LLM, view: MemoryView, config: RTConfig, *, strong: bool,
-                 context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings()) -> None:
+                 context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings(),
+                 embedder=None) -> None:
         self.llm, self.view, self.config = llm, view, config
+        self.embedded = embedder is not None and (config.scorer == "embedding" or (config.scorer == "auto" and not strong))
+        self.similarity = Similarity(embedder) if self.embedded else None
         self.prompted = config.policy == "prompted" or (config.policy == "auto" and strong)
+        self.choice = config.policy == "choice" or (config.policy == "auto" and not strong)
+        self.digits = config.value_scale in ("auto", "digit")
         self.eager = config.answer_drafts == "eager" or (config.answer_drafts == "auto" and strong)
         self.lazy_thoughts = config.thoughts == "lazy" or (config.thoughts == "auto" and not strong)
         self.strong = strong
@@ -51,6 +58,7 @@ class TreeModel:
         self.generation = generation
         self.rng = np.random.default_rng(config.seed)
         self.timings: dict[str, float] = {}
+        self.budget_spent = False  # the deadline passed while children were being valued
         self.batches = 0
         self.notes: list[str] = []
 
@@ -107,14 +115,17 @@ class TreeModel:
                 lines.append(f"{n}. ANSWER: {step.text}" if step.text else f"{n}. ANSWER")
             else:
                 lines.append(f"{n}. {step.action.render(self.view)} -> {step.text}")
-                lines += [f"   {self.view.fact_line(t)}" for t in state.facts[start : start + step.added]]
+                shown = state.facts[start : start + min(step.added, self.config.step_facts)]
+                lines += [f"   {self.view.fact_line(t)}" for t in shown]
+                if step.added > len(shown):
+                    lines.append(f"   ... and {step.added - len(shown)} more")
             start += step.added
         return "".join(line + "\n" for line in lines)
 
-    def _scored_prompt(self, tail: str, query: str, state: State) -> list[Message]:
+    def _scored_prompt(self, tail: str, query: str, state: State, **extra) -> list[Message]:
         """The shared state prompt (instructions, question, step log), then the request (`tail`)."""
         head = render_prompt("rt_state", query=query).rstrip("\n")
-        return [Message("user", f"{head}\n{self.step_log(state)}{render_prompt(tail).strip()}")]
+        return [Message("user", f"{head}\n{self.step_log(state)}{render_prompt(tail, **extra).strip()}")]
 
     def _prompt(self, name: str, query: str, state: State, **extra) -> list[Message]:
         return [Message("user", render_prompt(name, query=query, triples=self.facts_text(state),
@@ -125,12 +136,55 @@ class TreeModel:
         prompt = render_prompt("rt_response", query=query, triples=self.facts_text(state), trajectory=self.trajectory_text(state))
         return [Message("system", render_prompt("chat_system"))] + self.context + [Message("user", prompt)]
 
+    @property
+    def may_think(self) -> bool:
+        """THINK needs the LLM to write its thought: not in an embedding-scored search."""
+        return not self.embedded
+
     # -- policy ----------------------------------------------------------------------------------
     def propose(self, query: str, parents: list[State], legal: list[list[Action]]) -> list[list[tuple[Action, float]]]:
         with self.timed("policy"):
+            if self.embedded:
+                return [self._sample(acts, SHARPNESS * np.array([self._prior(query, p, a) for a in acts]))
+                        for p, acts in zip(parents, legal)]
             if self.prompted:
                 return self._prompted(query, parents, legal)
+            if self.choice:
+                return self._choice(query, parents, legal)
             return self._enumerated(query, parents, legal)
+
+    def _choice(self, query, parents, legal) -> list[list[tuple[Action, float]]]:
+        """The legal actions as lettered options after the state prompt; p(action) from the model's
+        next-token distribution over their letters: one request per state, where scoring each
+        action's own text walks its token trie (a request per distinct token prefix)."""
+        requests = []
+        for p, acts in zip(parents, legal):
+            acts = acts[: len(LETTERS)]
+            options = "".join(f"{LETTERS[i]}. {a.render(self.view)}\n" for i, a in enumerate(acts))
+            requests.append((self._scored_prompt("rt_policy_choice", query, p, options=options), list(LETTERS[: len(acts)])))
+        return [self._sample(acts[: len(scores)], np.array(scores)) for acts, scores in zip(legal, self._score_batch(requests))]
+
+    def _prior(self, query: str, state: State, action: Action) -> float:
+        """Embedding prior: a graph action by how close its entities are to the question; ANSWER
+        by how well the facts gathered so far match it (answer once they do)."""
+        if action.kind == ANSWER:
+            return self._relevance(query, state)
+        labels = [self.view.label(e) for e in action.entities]
+        return float(np.mean(self.similarity.to_query(query, labels)))
+
+    def _relevance(self, query: str, state: State) -> float:
+        """Mean cosine of the question with the state's TOP_FACTS closest facts (0 without facts)."""
+        if not state.facts:
+            return 0.0
+        sims = np.sort(self.similarity.to_query(query, [self.view.fact_line(t) for t in state.facts]))[::-1]
+        return float(np.mean(sims[:TOP_FACTS]))
+
+    def _sample(self, acts: list[Action], logits: np.ndarray) -> list[tuple[Action, float]]:
+        """S draws from softmax(logits / T), duplicates merged, first-drawn order; (action, p)."""
+        probs = softmax(logits / max(1e-6, self.config.policy_temperature))
+        draws = self.rng.choice(len(acts), size=self.config.samples, replace=True, p=probs)
+        picked = list(dict.fromkeys(int(i) for i in draws))
+        return [(acts[i], float(probs[i])) for i in picked]
 
     def _enumerated(self, query, parents, legal) -> list[list[tuple[Action, float]]]:
         requests = [(self._scored_prompt("rt_policy_scored", query, p), [a.render(self.view) for a in acts])
@@ -138,10 +192,7 @@ class TreeModel:
         out = []
         for acts, scores in zip(legal, self._score_batch(requests)):
             norm = [CHARS_PER_TOKEN * s / max(1, len(a.render(self.view))) for s, a in zip(scores, acts)]
-            probs = softmax(np.array(norm) / max(1e-6, self.config.policy_temperature))
-            draws = self.rng.choice(len(acts), size=self.config.samples, replace=True, p=probs)
-            picked = list(dict.fromkeys(int(i) for i in draws))  # duplicates merged, first-drawn order
-            out.append([(acts[i], float(probs[i])) for i in picked])
+            out.append(self._sample(acts, np.array(norm)))
         return out
 
     def _prompted(self, query, parents, legal) -> list[list[tuple[Action, float]]]:
@@ -214,6 +265,8 @@ class TreeModel:
         if not children:
             return children
         with self.timed("value"):
+            if self.embedded:  # an ANSWER state is worth what its facts are: the same as its parent
+                return [with_value(c, max(0.0, self._relevance(query, c)), "embedding") for c in children]
             if self.strong:
                 return self._prompted_values(query, children)
             return self._scored_values(query, children)
@@ -223,11 +276,25 @@ class TreeModel:
             return self._prompt("rt_value_answer", query, _before_last(state), answer=state.last.text)
         if prompted:
             return self._prompt("rt_value_state", query, state)
-        return self._scored_prompt("rt_value_scored", query, state)
+        return self._scored_prompt("rt_value_digit" if self.digits else "rt_value_scored", query, state)
 
     def _scored_values(self, query: str, children: list[State]) -> list[State]:
-        requests = [(self._value_prompt(query, c, prompted=False), list(SCORES)) for c in children]
-        return [with_value(c, expected_score(s), "likelihood") for c, s in zip(children, self._score_batch(requests))]
+        """Likelihood-weighted values, one request per child; under a deadline the children valued
+        before it passed are kept (the rest are marked UNVALUED and `budget_spent` is set)."""
+        scale = DIGITS if self.digits else SCORES
+        requests = [(self._value_prompt(query, c, prompted=False), list(scale)) for c in children]
+        if stopping.remaining() is None:
+            scores = self._score_batch(requests)
+        else:
+            scores = []
+            for request in requests:
+                try:
+                    scores += self._score_batch([request])
+                except stopping.DeadlinePassed:
+                    self.budget_spent = True
+                    break
+        valued = [with_value(c, expected_score(s, scale), "likelihood") for c, s in zip(children, scores)]
+        return valued + [replace(c, value_source=UNVALUED) for c in children[len(scores):]]
 
     def _prompted_values(self, query: str, children: list[State]) -> list[State]:
         prompts = [self._value_prompt(query, c, prompted=True) for c in children]
@@ -250,15 +317,43 @@ class TreeModel:
         return out
 
     # -- the response ----------------------------------------------------------------------------
-    def respond(self, query: str, best: State) -> tuple[str, list[Message]]:
-        """r_t from the trajectory of S*: its eager draft when it has one, else generated now."""
+    def respond(self, query: str, best: State, write=None) -> tuple[str, list[Message]]:
+        """r_t from the trajectory of S*: its eager draft when it has one, else generated now by
+        `write(messages, temperature, max_tokens) -> text` (the method streams it to the page), or
+        by a plain chat call."""
         messages = self.answer_messages(query, _before_last(best) if best.terminal else best)
         if best.terminal and best.last.text:
             return best.last.text, messages
         with self.timed("generate"):
             self.batches += 1
-            text = self.llm.chat(messages, temperature=self.generation.temperature, max_tokens=self.generation.max_tokens).text
+            gen = self.generation
+            if write is not None:
+                text = write(messages, gen.temperature, gen.max_tokens)
+            else:
+                text = self.llm.chat(messages, temperature=gen.temperature, max_tokens=gen.max_tokens).text
         return text, messages
+
+
+UNVALUED = "unvalued"  # a child the deadline left without a value: the search drops it
+SHARPNESS = 8.0  # embedding prior: cosine differences of ~0.1 between actions become ~2x in probability
+TOP_FACTS = 3  # embedding value: a state is as good as its few best facts, not diluted by the rest
+
+
+class Similarity:
+    """Cosine similarity of the question with texts, each text embedded once per search."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def to_query(self, query: str, texts: list[str]) -> np.ndarray:
+        stopping.check()  # a stopped reply's search ends here too
+        missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._vectors]
+        if missing:
+            for text, vec in zip(missing, self.embedder.encode(missing)):
+                self._vectors[text] = vec
+        q = self._vectors[query]
+        return np.array([float(self._vectors[t] @ q) for t in texts])
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -266,10 +361,12 @@ def softmax(x: np.ndarray) -> np.ndarray:
     return z / z.sum()
 
 
-def expected_score(logliks: list[float]) -> float:
-    """sum_k p_k * score_k with p = softmax of the candidates' log-likelihoods."""
+def expected_score(logliks: list[float], scale: tuple[str, ...] = SCORES) -> float:
+    """sum_k p_k * score_k with p = softmax of the candidates' log-likelihoods, on [0, 1] (a digit
+    scale 0-9 is divided by 9)."""
     p = softmax(np.array(logliks, dtype=float))
-    return float(sum(pk * float(s) for pk, s in zip(p, SCORES)))
+    top = max(float(s) for s in scale)
+    return float(sum(pk * float(s) / top for pk, s in zip(p, scale)))
 
 
 def parse_score(text: str) -> float:
