@@ -10,9 +10,10 @@ from core.config import BACKENDS
 from core.llm import LLMError
 from core.llm.scoring_routes import scoring_note
 from core.methods import METHODS, method_class
-from ui import owner, safe, state, warmup
+from ui import owner, resources, safe, state, warmup
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+resources.default_store()  # a wrong or unreachable WORKBENCH_DB stops the app here, with one line naming it
 warm = warmup.start()  # the shared models load in the background while the visitor reads this page
 owner.sidebar(owner.current_owner())
 st.title("Dialogue memory workbench")
