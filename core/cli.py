@@ -471,7 +471,7 @@ def _add_loadtest(sub) -> None:
     p.add_argument("--llm", choices=["stub", "llamacpp"], default="stub")
     p.add_argument("--llm-servers", type=int, default=2, help="LLM server processes behind nginx least_conn")
     p.add_argument("--messages", type=int, default=3, help="messages per session")
-    p.add_argument("--think", type=float, default=2.0, help="mean seconds between a reply and the next message")
+    p.add_argument("--think", type=float, default=20.0, help="mean seconds between a reply and the next message")
     p.add_argument("--faults", action="store_true", help="SIGKILL a replica, restart PostgreSQL, kill an LLM server mid-run")
     p.add_argument("--out", type=Path, default=None)
     p.set_defaults(func=_run_loadtest)

@@ -157,7 +157,7 @@ class Database:
                 if not retryable(err):
                     raise
                 if time.monotonic() >= deadline:
-                    raise DatabaseUnavailable(f"the database {self} did not answer for {self.retry_s:.0f} s: "
+                    raise DatabaseUnavailable(f"the database {self} did not answer for {self.retry_s:g} s: "
                                               f"{str(err.orig).strip().splitlines()[0]}") from err
                 time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
         raise AssertionError("unreachable")
