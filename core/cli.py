@@ -473,6 +473,8 @@ def _add_loadtest(sub) -> None:
     p.add_argument("--messages", type=int, default=3, help="messages per session")
     p.add_argument("--think", type=float, default=20.0, help="mean seconds between a reply and the next message")
     p.add_argument("--faults", action="store_true", help="SIGKILL a replica, restart PostgreSQL, kill an LLM server mid-run")
+    p.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder); repeatable")
     p.add_argument("--out", type=Path, default=None)
     p.set_defaults(func=_run_loadtest)
 
@@ -484,7 +486,8 @@ def _run_loadtest(args) -> int:
 
     argv = [sys.executable, "-m", "ops.loadtest", "--sessions", str(args.sessions), "--replicas", str(args.replicas),
             "--llm", args.llm, "--llm-servers", str(args.llm_servers), "--messages", str(args.messages),
-            "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else [])]
+            "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
+            *(x for kv in args.app_env for x in ("--app-env", kv))]
     return subprocess.run(argv, cwd=paths.REPO_ROOT).returncode
 
 

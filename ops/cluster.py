@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -21,6 +22,14 @@ from ops.postgres import TempPostgres
 from ops.procs import free_port, stop, wait_port
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def app_env(db_url: str, secret: str, llm_url: str, model: str, extra: dict | None = None) -> dict:
+    """What each replica is started with; deploy/compose.yaml sets the same variables
+    (tests/test_deploy.py checks that they do not drift apart)."""
+    return {"WORKBENCH_DB": db_url, "WORKBENCH_SECRET": secret, "WORKBENCH_LLM_BACKEND": "openai",
+            "WORKBENCH_LLM_BASE_URL": llm_url, "WORKBENCH_LLM_MODEL": model,
+            "WORKBENCH_WARMUP": "0", "WORKBENCH_TORCH_THREADS": "1", **(extra or {})}
 
 
 class LLMPool:
@@ -55,7 +64,9 @@ class LLMPool:
 
 
 class Cluster:
-    def __init__(self, replicas: int, llm: str, llm_servers: int, secret: str | None = None) -> None:
+    def __init__(self, replicas: int, llm: str, llm_servers: int, secret: str | None = None,
+                 extra_env: dict | None = None) -> None:
+        self.extra_env = extra_env or {}
         self.folder = Path(tempfile.mkdtemp(prefix="loadtest-"))
         self.folder.chmod(0o755)  # nginx workers (nobody) read below it
         self.secret = secret or secrets.token_hex(16)  # every replica must verify every owner cookie
@@ -67,11 +78,8 @@ class Cluster:
         self.db_url = ""
 
     def app_env(self) -> dict:
-        """What each replica is started with; deploy/compose.yaml sets the same variables."""
-        return {"WORKBENCH_DB": self.db_url, "WORKBENCH_SECRET": self.secret,
-                "WORKBENCH_LLM_BACKEND": "openai", "WORKBENCH_LLM_BASE_URL": self.nginx.llm_url,
-                "WORKBENCH_LLM_MODEL": "stub" if self.llm.kind == "stub" else "smollm2-135m",
-                "WORKBENCH_WARMUP": "0", "WORKBENCH_TORCH_THREADS": "1"}
+        return app_env(self.db_url, self.secret, self.nginx.llm_url, "stub" if self.llm.kind == "stub" else "smollm2-135m",
+                       self.extra_env)
 
     def start(self) -> "Cluster":
         self.pg.start()
@@ -84,8 +92,14 @@ class Cluster:
         ports = [free_port() for _ in range(self.replica_count)]
         self.nginx = Nginx(ports, self.llm.ports, self.folder / "nginx").start()
         env = self.app_env()
-        for k, port in enumerate(ports):
-            self.apps.append(AppProcess(self.db_url, self.folder / f"app{k}.log", env, port=port).start())
+        self.apps = [AppProcess(self.db_url, self.folder / f"app{k}.log", env, port=port) for k, port in enumerate(ports)]
+        starting = [threading.Thread(target=app.start) for app in self.apps]  # in parallel: each takes seconds
+        for t in starting:
+            t.start()
+        for t in starting:
+            t.join()
+        if len(self.replica_pids()) != len(self.apps):
+            raise RuntimeError(f"not every replica started; logs in {self.folder}")
         self._wait_proxy()
         return self
 

@@ -199,16 +199,16 @@ class Faults(threading.Thread):
         from core.db import Database, DatabaseError
 
         c = self.cluster
-        self._at(0.30)
+        self._at(0.20)
         c.apps[0].kill()
         self._log("SIGKILL app replica 0", pid=c.apps[0].pid)
-        time.sleep(10)
+        time.sleep(min(10.0, 0.15 * self.expected_s))  # down for a while, then back as a supervisor would
         c.apps[0].start()
         self._log("app replica 0 restarted (healthy)")
-        self._at(0.50)
+        self._at(0.45)
         probe = Database(c.db_url, retry_s=0.5)
         t_down = time.perf_counter()
-        restart = threading.Thread(target=c.pg.restart, kwargs={"mode": "fast", "down_s": 2.0})
+        restart = threading.Thread(target=c.pg.restart, kwargs={"mode": "fast", "down_s": 0.5})
         restart.start()
         seen = ""
         while restart.is_alive() or not seen:
@@ -222,9 +222,9 @@ class Faults(threading.Thread):
             if time.perf_counter() - t_down > 120:
                 break
         restart.join()
-        self._log("PostgreSQL restarted (fast shutdown, 2 s down)", error_seen_while_down=seen[:200],
+        self._log("PostgreSQL restarted (fast shutdown, start 0.5 s later)", error_seen_while_down=seen[:200],
                   back_after_s=round(time.perf_counter() - t_down, 1))
-        self._at(0.70)
+        self._at(0.60)
         c.llm.kill(0)
         self._log("SIGKILL LLM server 0", remaining=len(c.llm.procs) - 1)
 
@@ -300,10 +300,18 @@ def isolation_check(cluster: Cluster, secret: str) -> dict:
 
 # -- the run -------------------------------------------------------------------------------------------
 def measure(args) -> dict:
-    with Cluster(args.replicas, args.llm, args.llm_servers) as cluster:
+    phases, t0 = {}, time.perf_counter()
+    extra = dict(kv.split("=", 1) for kv in args.app_env)
+    with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra) as cluster:
+        phases["cluster_start_s"] = round(time.perf_counter() - t0, 1)
         url, secret = cluster.nginx.url, cluster.secret
-        for k, app in enumerate(cluster.apps):  # warm each replica (models load on the first chat)
-            run_users(app.url, [User(f"warm{k}", f"anon:warm{k}")], secret, 1, 0.0)
+        warm = [threading.Thread(target=run_users, args=(app.url, [User(f"warm{k}", f"anon:warm{k}")], secret, 1, 0.0))
+                for k, app in enumerate(cluster.apps)]  # each replica loads its models on its first chat
+        for t in warm:
+            t.start()
+        for t in warm:
+            t.join()
+        phases["warm_up_s"] = round(time.perf_counter() - t0 - phases["cluster_start_s"], 1)
         solo = User("solo", "anon:solo")
         run_users(url, [solo], secret, args.messages, min(args.think, 2.0))
         users = [User(f"user{k}", f"anon:user{k}") for k in range(args.sessions)]
@@ -339,7 +347,7 @@ def measure(args) -> dict:
         "p50_s": percentile(timings, 50), "p95_s": p95, "max_s": round(max(timings), 3) if timings else None,
         "p95_ratio": round(p95 / single_p95, 2) if p95 and single_p95 else None,
         **counts, "responses_timed": len(timings), "wall_s": round(wall, 1),
-        "reconnects": sum(len(u.reconnects) for u in users),
+        "phases": phases, "reconnects": sum(len(u.reconnects) for u in users),
         "reconnect_p95_s": percentile([r for u in users for r in u.reconnects], 95),
         "history_checks_passed": sum(u.history_ok for u in users), "isolation": isolation,
         "db_per_message": {k: round(v / messages, 2) for k, v in db_delta.items()},
@@ -365,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=3)
     parser.add_argument("--think", type=float, default=20.0)
     parser.add_argument("--faults", action="store_true")
+    parser.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
+                        help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     summary = measure(args)
