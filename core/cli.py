@@ -481,14 +481,15 @@ def _add_loadtest(sub) -> None:
 
 def _run_loadtest(args) -> int:
     """The runner lives in ops/ (it speaks Streamlit's websocket protocol, which core must not import):
-    run it as its own process with the same options."""
-    import subprocess
-
+    this process becomes it (exec, same PID), so a signal sent to this command reaches the runner,
+    which stops every server it started."""
     argv = [sys.executable, "-m", "ops.loadtest", "--sessions", str(args.sessions), "--replicas", str(args.replicas),
             "--llm", args.llm, "--llm-servers", str(args.llm_servers), "--messages", str(args.messages),
             "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
             *(x for kv in args.app_env for x in ("--app-env", kv))]
-    return subprocess.run(argv, cwd=paths.REPO_ROOT).returncode
+    os.chdir(paths.REPO_ROOT)
+    os.execv(sys.executable, argv)
+    return 1  # not reached
 
 
 def build_parser() -> argparse.ArgumentParser:

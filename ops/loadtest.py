@@ -26,7 +26,7 @@ import json
 import os
 import platform
 import random
-import statistics
+import signal
 import sys
 import threading
 import time
@@ -377,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    # SIGTERM (a timeout, Ctrl-C from a supervisor) unwinds like an exception: the Cluster's `with`
+    # stops PostgreSQL, nginx, the replicas and the LLM servers
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     summary = measure(args)
     text = json.dumps(summary, indent=1)
     print(text)
