@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import resources
+
 PAGES = [
     st.Page("pages/0_Home.py", title="Home", icon="🧠", default=True),
     st.Page("pages/1_Chat.py", title="Chat", icon="💬", url_path="Chat"),
@@ -17,4 +19,5 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+resources.default_store()  # a wrong or unreachable WORKBENCH_DB stops the app here, on every page, with one line naming it
 st.navigation(PAGES).run()

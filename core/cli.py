@@ -534,6 +534,41 @@ def _run_train_triton(args) -> int:
     return 0
 
 
+def _add_db(sub) -> None:
+    from core.db.cli import add_parser
+
+    add_parser(sub)
+
+
+def _add_loadtest(sub) -> None:
+    p = sub.add_parser("loadtest", help="N websocket sessions through nginx to Streamlit replicas on a temporary PostgreSQL, "
+                       "with faults; writes a JSON summary (ops/loadtest.py)")
+    p.add_argument("--sessions", type=int, default=100)
+    p.add_argument("--replicas", type=int, default=2)
+    p.add_argument("--llm", choices=["stub", "llamacpp"], default="stub")
+    p.add_argument("--llm-servers", type=int, default=2, help="LLM server processes behind nginx least_conn")
+    p.add_argument("--messages", type=int, default=3, help="messages per session")
+    p.add_argument("--think", type=float, default=20.0, help="mean seconds between a reply and the next message")
+    p.add_argument("--faults", action="store_true", help="SIGKILL a replica, restart PostgreSQL, kill an LLM server mid-run")
+    p.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder); repeatable")
+    p.add_argument("--out", type=Path, default=None)
+    p.set_defaults(func=_run_loadtest)
+
+
+def _run_loadtest(args) -> int:
+    """The runner lives in ops/ (it speaks Streamlit's websocket protocol, which core must not import):
+    this process becomes it (exec, same PID), so a signal sent to this command reaches the runner,
+    which stops every server it started."""
+    argv = [sys.executable, "-m", "ops.loadtest", "--sessions", str(args.sessions), "--replicas", str(args.replicas),
+            "--llm", args.llm, "--llm-servers", str(args.llm_servers), "--messages", str(args.messages),
+            "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
+            *(x for kv in args.app_env for x in ("--app-env", kv))]
+    os.chdir(paths.REPO_ROOT)
+    os.execv(sys.executable, argv)
+    return 1  # not reached
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Dialogue memory and factuality workbench")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -547,15 +582,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train_triton(sub)
     _add_train_factcheck(sub)
     _add_annotation(sub)
+    _add_db(sub)
+    _add_loadtest(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.db import DatabaseError
     from core.llm import LLMError, LLMOutputError
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except DatabaseError as err:  # a wrong URL, a server that does not answer, a schema newer than the code
+        print(f"database error: {err}", file=sys.stderr)
+        return 2
     except (LLMError, LLMOutputError) as err:  # every LLM failure ends in one line, never a traceback
         print(f"the LLM failed: {type(err).__name__}: {err}", file=sys.stderr)
         return 2

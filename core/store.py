@@ -1,4 +1,4 @@
-"""SQLite persistence (WAL): conversations, turns with each reply's method, evidence, trace and
+"""Persistence over SQLAlchemy Core (SQLite by default, PostgreSQL for several replicas; core/db): conversations, turns with each reply's method, evidence, trace and
 timings, per-conversation artifacts (a method's saved memory, e.g. the D-SMART graph), and each
 owner's non-secret settings.
 
@@ -14,70 +14,35 @@ or deletes user data takes `owner=` (keyword-only, no default), and every query 
 
 Tables added later (annotations, runs) follow the same rule: an owner column, filtered in SQL.
 
-One short-lived connection per operation, so a Store is safe to share between Streamlit threads.
-The schema is versioned with PRAGMA user_version; each migration runs in one transaction together
-with its version bump, so a process killed mid-migration leaves the old schema intact.
+Each operation is one transaction on a pooled connection (retried whole on a serialization failure
+or a database restart, core/db/engine.py), so a Store is safe to share between Streamlit threads and
+between processes. The schema is migrated with Alembic (core/db/migrate.py) in one transaction, so a
+process killed mid-migration leaves the old schema intact.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 import uuid
-from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
+from sqlalchemy import Connection, Text, delete, func, insert, literal, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from core.db import Database
+from core.db.migrate import ensure_schema
+from core.db.schema import artifacts as A
+from core.db.schema import conversations as C
+from core.db.schema import owner_settings as S
+from core.db.schema import turns as T
 from core.dialogue import Dialogue, Reply, Turn
 from core.limits import check_message_length
 
 SHARED_OWNER = "shared/demo"  # rows that predate owners; everyone may read them, nobody may change them
 MAX_OWNER_CHARS = 200
-
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE conversations (
-        id TEXT PRIMARY KEY,
-        title TEXT NOT NULL,
-        method TEXT NOT NULL DEFAULT '',
-        meta TEXT NOT NULL DEFAULT '{}',
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE TABLE turns (
-        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL,
-        role TEXT NOT NULL,
-        text TEXT NOT NULL,
-        turn_id TEXT NOT NULL,
-        session INTEGER NOT NULL DEFAULT 0,
-        speaker TEXT NOT NULL DEFAULT '',
-        date TEXT NOT NULL DEFAULT '',
-        reply TEXT,
-        created_at REAL NOT NULL,
-        PRIMARY KEY (conversation_id, idx)
-    );
-    CREATE TABLE artifacts (
-        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        kind TEXT NOT NULL,
-        data BLOB NOT NULL,
-        updated_at REAL NOT NULL,
-        PRIMARY KEY (conversation_id, kind)
-    );
-    """,
-    # Owners. Conversations stored before this version go to the read-only shared/demo owner.
-    f"""
-    ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '{SHARED_OWNER}';
-    CREATE INDEX conversations_by_owner ON conversations(owner, updated_at);
-    CREATE TABLE owner_settings (
-        owner TEXT PRIMARY KEY,
-        data TEXT NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    """,
-]
 
 
 class ReadOnlyConversation(PermissionError):
@@ -112,36 +77,34 @@ def check_owner(owner: str) -> str:
     return owner
 
 
+def _upsert(conn: Connection, table, values: dict, keys: list[str]):
+    """INSERT ... ON CONFLICT (keys) DO UPDATE: one statement, atomic on both back-ends."""
+    insert = sqlite_insert if conn.dialect.name == "sqlite" else pg_insert
+    stmt = insert(table).values(**values)
+    return stmt.on_conflict_do_update(index_elements=keys, set_={k: stmt.excluded[k] for k in values if k not in keys})
+
+
+_INFO_COLUMNS = (C.c.id, C.c.title, C.c.method, C.c.created_at, C.c.updated_at,
+                 select(func.count()).where(T.c.conversation_id == C.c.id).scalar_subquery(), C.c.owner)
+
+
 class Store:
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("BEGIN IMMEDIATE")  # one process migrates at a time
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            for i, script in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in _statements(script):
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version={i}")
-            db.execute("COMMIT")
+    """`target`: an SQLite file path (the embedded default), `sqlite:///path` or `postgresql://user@host/db`.
+    The schema is migrated on open (core.db.migrate); a schema newer than the code raises SchemaTooNew."""
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        with closing(sqlite3.connect(self.path, timeout=30)) as db:
-            db.execute("PRAGMA foreign_keys=ON")
-            # WAL + NORMAL: a commit is durable when the app process dies (SIGKILL, OOM: the WAL is
-            # in the OS), and the file is never corrupt; only a power cut or kernel crash may lose
-            # the last commits. FULL would fsync every commit (~30 ms each on a busy disk).
-            db.execute("PRAGMA synchronous=NORMAL")
-            with db:  # commit on success, roll back on error
-                yield db
+    def __init__(self, target: str | Path, retry_s: float = 30.0) -> None:
+        self.db = Database(target, retry_s=retry_s)
+        self.path = self.db.path  # the SQLite file; None for a server
+        self.url = self.db.url
+        ensure_schema(self.db)
 
-    def _check(self, db: sqlite3.Connection, cid: str, owner: str, write: bool) -> str:
+    def _check(self, conn: Connection, cid: str, owner: str, write: bool) -> str:
         """The conversation's owner if `owner` may read (or, with `write`, change) it; KeyError as
-        for a missing id otherwise."""
+        for a missing id otherwise. A writer locks the row (PostgreSQL), so writers to one
+        conversation take turns instead of racing for the next turn index."""
         check_owner(owner)
-        row = db.execute("SELECT owner FROM conversations WHERE id=? AND owner IN (?, ?)", (cid, owner, SHARED_OWNER)).fetchone()
+        query = select(C.c.owner).where(C.c.id == cid, C.c.owner.in_((owner, SHARED_OWNER)))
+        row = conn.execute(query.with_for_update() if write else query).first()
         if row is None:
             raise KeyError(f"no conversation {cid!r}")
         if write and row[0] != owner:
@@ -155,47 +118,40 @@ class Store:
             raise ReadOnlyConversation("the shared demo owner is read-only")
         cid = uuid.uuid4().hex[:12]
         now = time.time()
-        with self._connect() as db:
-            db.execute(
-                "INSERT INTO conversations (id, title, method, meta, created_at, updated_at, owner) VALUES (?,?,?,?,?,?,?)",
-                (cid, title, method, json.dumps(meta or {}), now, now, owner),
-            )
+        self.db.write(lambda c: c.execute(insert(C).values(id=cid, title=title, method=method, meta=json.dumps(meta or {}),
+                                                           created_at=now, updated_at=now, owner=owner)))
         return cid
 
     def list_conversations(self, *, owner: str, include_shared: bool = True) -> list[ConversationInfo]:
         """The owner's conversations (and the shared demo ones), most recently updated first."""
         check_owner(owner)
         visible = (owner, SHARED_OWNER if include_shared else owner)
-        with self._connect() as db:
-            rows = db.execute(
-                """SELECT c.id, c.title, c.method, c.created_at, c.updated_at,
-                          (SELECT COUNT(*) FROM turns t WHERE t.conversation_id = c.id), c.owner
-                   FROM conversations c WHERE c.owner IN (?, ?) ORDER BY c.updated_at DESC""",
-                visible,
-            ).fetchall()
-        return [ConversationInfo(*r) for r in rows]
+        query = select(*_INFO_COLUMNS).where(C.c.owner.in_(visible)).order_by(C.c.updated_at.desc())
+        return [ConversationInfo(*r) for r in self.db.read(lambda c: c.execute(query).all())]
 
     def conversation(self, cid: str, *, owner: str) -> ConversationInfo:
-        with self._connect() as db:
-            self._check(db, cid, owner, write=False)
-            row = db.execute(
-                """SELECT c.id, c.title, c.method, c.created_at, c.updated_at,
-                          (SELECT COUNT(*) FROM turns t WHERE t.conversation_id = c.id), c.owner
-                   FROM conversations c WHERE c.id=?""", (cid,)).fetchone()
-        return ConversationInfo(*row)
+        def run(c: Connection):
+            self._check(c, cid, owner, write=False)
+            return c.execute(select(*_INFO_COLUMNS).where(C.c.id == cid)).one()
+
+        return ConversationInfo(*self.db.read(run))
 
     def update_conversation(self, cid: str, *, owner: str, title: str | None = None, method: str | None = None) -> None:
-        with self._connect() as db:
-            self._check(db, cid, owner, write=True)
-            if title is not None:
-                db.execute("UPDATE conversations SET title=? WHERE id=? AND owner=?", (title, cid, owner))
-            if method is not None:
-                db.execute("UPDATE conversations SET method=? WHERE id=? AND owner=?", (method, cid, owner))
+        values = {k: v for k, v in (("title", title), ("method", method)) if v is not None}
+
+        def run(c: Connection) -> None:
+            self._check(c, cid, owner, write=True)
+            if values:
+                c.execute(update(C).where(C.c.id == cid, C.c.owner == owner).values(**values))
+
+        self.db.write(run)
 
     def delete_conversation(self, cid: str, *, owner: str) -> None:
-        with self._connect() as db:
-            self._check(db, cid, owner, write=True)
-            db.execute("DELETE FROM conversations WHERE id=? AND owner=?", (cid, owner))
+        def run(c: Connection) -> None:
+            self._check(c, cid, owner, write=True)
+            c.execute(delete(C).where(C.c.id == cid, C.c.owner == owner))
+
+        self.db.write(run)
 
     def copy_conversation(self, cid: str, *, owner: str, title: str | None = None) -> str:
         """A private copy (turns and artifacts) of a conversation the owner can read: how a user
@@ -204,58 +160,72 @@ class Store:
             raise ReadOnlyConversation("the shared demo owner is read-only")
         new = uuid.uuid4().hex[:12]
         now = time.time()
-        with self._connect() as db:
-            self._check(db, cid, owner, write=False)
-            db.execute(
-                """INSERT INTO conversations (id, title, method, meta, created_at, updated_at, owner)
-                   SELECT ?, COALESCE(?, title), method, meta, ?, ?, ? FROM conversations WHERE id=?""",
-                (new, title, now, now, owner, cid),
-            )
-            db.execute(
-                """INSERT INTO turns (conversation_id, idx, role, text, turn_id, session, speaker, date, reply, created_at)
-                   SELECT ?, idx, role, text, turn_id, session, speaker, date, reply, created_at FROM turns
-                   WHERE conversation_id=?""", (new, cid))
-            db.execute(
-                """INSERT INTO artifacts (conversation_id, kind, data, updated_at)
-                   SELECT ?, kind, data, updated_at FROM artifacts WHERE conversation_id=?""", (new, cid))
+        turn_columns = ["idx", "role", "text", "turn_id", "session", "speaker", "date", "reply", "created_at"]
+
+        def run(c: Connection) -> None:
+            self._check(c, cid, owner, write=False)
+            c.execute(insert(C).from_select(
+                ["id", "title", "method", "meta", "created_at", "updated_at", "owner"],
+                select(literal(new), func.coalesce(literal(title, Text), C.c.title), C.c.method, C.c.meta, literal(now),
+                       literal(now), literal(owner)).where(C.c.id == cid)))
+            c.execute(insert(T).from_select(["conversation_id", *turn_columns],
+                                            select(literal(new), *(T.c[k] for k in turn_columns)).where(T.c.conversation_id == cid)))
+            c.execute(insert(A).from_select(["conversation_id", "kind", "data", "updated_at"],
+                                            select(literal(new), A.c.kind, A.c.data, A.c.updated_at).where(A.c.conversation_id == cid)))
+
+        self.db.write(run)
         return new
 
     # -- turns -------------------------------------------------------------------------------
     def add_turn(self, cid: str, turn: Turn, reply: Reply | None = None, *, owner: str) -> int:
-        if turn.role == "user":
-            check_message_length(turn.text)  # the page checks first; this guards every other caller
-        now = time.time()
-        with self._connect() as db:
-            self._check(db, cid, owner, write=True)
-            idx = db.execute("SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE conversation_id=?", (cid,)).fetchone()[0]
-            db.execute(
-                """INSERT INTO turns (conversation_id, idx, role, text, turn_id, session, speaker, date, reply, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?)""",
-                (
-                    cid, idx, turn.role, turn.text, turn.turn_id or f"S{turn.session}:{idx}", turn.session,
-                    turn.speaker, turn.date, json.dumps(reply.to_dict()) if reply else None, now,
-                ),
-            )
-            db.execute("UPDATE conversations SET updated_at=? WHERE id=?", (now, cid))
-        return idx
+        return self.add_turns(cid, [(turn, reply)], owner=owner)[0]
+
+    def add_turns(self, cid: str, turns: list[tuple[Turn, Reply | None]], *, owner: str) -> list[int]:
+        """Append turns (a user message and its reply) in one transaction: both are stored or
+        neither. Exactly once: the write carries a key, so an attempt retried after its commit
+        went through (the connection dropped before the acknowledgement) finds its rows."""
+        for turn, _ in turns:
+            if turn.role == "user":
+                check_message_length(turn.text)  # the page checks first; this guards every other caller
+        key = uuid.uuid4().hex
+
+        def run(c: Connection) -> list[int]:
+            self._check(c, cid, owner, write=True)
+            done = c.execute(select(T.c.idx).where(T.c.conversation_id == cid, T.c.write_key.like(f"{key}:%"))
+                             .order_by(T.c.idx)).scalars().all()
+            if done:
+                return list(done)
+            start = c.execute(select(func.coalesce(func.max(T.c.idx) + 1, 0)).where(T.c.conversation_id == cid)).scalar()
+            now = time.time()
+            rows = [dict(conversation_id=cid, idx=start + k, role=turn.role, text=turn.text,
+                         turn_id=turn.turn_id or f"S{turn.session}:{start + k}", session=turn.session, speaker=turn.speaker,
+                         date=turn.date, reply=json.dumps(reply.to_dict()) if reply else None, created_at=now,
+                         write_key=f"{key}:{k}") for k, (turn, reply) in enumerate(turns)]
+            c.execute(insert(T), rows)
+            c.execute(update(C).where(C.c.id == cid).values(updated_at=now))
+            return [r["idx"] for r in rows]
+
+        return self.db.write(run)
 
     def count_turns(self, cid: str, *, owner: str) -> int:
-        with self._connect() as db:
-            self._check(db, cid, owner, write=False)
-            return db.execute("SELECT COUNT(*) FROM turns WHERE conversation_id=?", (cid,)).fetchone()[0]
+        def run(c: Connection) -> int:
+            self._check(c, cid, owner, write=False)
+            return c.execute(select(func.count()).where(T.c.conversation_id == cid)).scalar()
+
+        return self.db.read(run)
 
     def turns(self, cid: str, *, owner: str, start: int = 0, limit: int | None = None) -> list[StoredTurn]:
         """Turns in order; `start`/`limit` select a window (pages show long conversations in windows)."""
-        with self._connect() as db:
-            self._check(db, cid, owner, write=False)
-            rows = db.execute(
-                """SELECT idx, role, text, turn_id, session, speaker, date, reply FROM turns
-                   WHERE conversation_id=? ORDER BY idx LIMIT ? OFFSET ?""",
-                (cid, -1 if limit is None else limit, max(0, start)),
-            ).fetchall()
+        query = (select(T.c.idx, T.c.role, T.c.text, T.c.turn_id, T.c.session, T.c.speaker, T.c.date, T.c.reply)
+                 .where(T.c.conversation_id == cid).order_by(T.c.idx).offset(max(0, start)).limit(limit))
+
+        def run(c: Connection):
+            self._check(c, cid, owner, write=False)
+            return c.execute(query).all()
+
         return [
             StoredTurn(idx, Turn(role, text, turn_id, session, speaker, date), Reply.from_dict(json.loads(reply)) if reply else None)
-            for idx, role, text, turn_id, session, speaker, date, reply in rows
+            for idx, role, text, turn_id, session, speaker, date, reply in self.db.read(run)
         ]
 
     def dialogue(self, cid: str, *, owner: str) -> Dialogue:
@@ -263,39 +233,39 @@ class Store:
 
     # -- artifacts (a method's saved memory) --------------------------------------------------
     def put_artifact(self, cid: str, kind: str, data: bytes, *, owner: str) -> None:
-        with self._connect() as db:
-            self._check(db, cid, owner, write=True)
-            db.execute(
-                "INSERT OR REPLACE INTO artifacts (conversation_id, kind, data, updated_at) VALUES (?,?,?,?)",
-                (cid, kind, data, time.time()),
-            )
+        def run(c: Connection) -> None:
+            self._check(c, cid, owner, write=True)
+            c.execute(_upsert(c, A, dict(conversation_id=cid, kind=kind, data=data, updated_at=time.time()),
+                              ["conversation_id", "kind"]))
+
+        self.db.write(run)
 
     def get_artifact(self, cid: str, kind: str, *, owner: str) -> bytes | None:
-        with self._connect() as db:
-            self._check(db, cid, owner, write=False)
-            row = db.execute("SELECT data FROM artifacts WHERE conversation_id=? AND kind=?", (cid, kind)).fetchone()
-        return bytes(row[0]) if row else None
+        def run(c: Connection):
+            self._check(c, cid, owner, write=False)
+            return c.execute(select(A.c.data).where(A.c.conversation_id == cid, A.c.kind == kind)).scalar()
+
+        data = self.db.read(run)
+        return bytes(data) if data is not None else None
 
     # -- the owner's settings (never secrets: callers strip keys before saving) ----------------
     def get_settings(self, *, owner: str) -> dict:
         check_owner(owner)
-        with self._connect() as db:
-            row = db.execute("SELECT data FROM owner_settings WHERE owner=?", (owner,)).fetchone()
-        return json.loads(row[0]) if row else {}
+        data = self.db.read(lambda c: c.execute(select(S.c.data).where(S.c.owner == owner)).scalar())
+        return json.loads(data) if data else {}
 
     def put_settings(self, settings: dict, *, owner: str) -> None:
         if check_owner(owner) == SHARED_OWNER:
             raise ReadOnlyConversation("the shared demo owner is read-only")
-        with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO owner_settings (owner, data, updated_at) VALUES (?,?,?)",
-                       (owner, json.dumps(settings, sort_keys=True), time.time()))
+        values = dict(owner=owner, data=json.dumps(settings, sort_keys=True), updated_at=time.time())
+        self.db.write(lambda c: c.execute(_upsert(c, S, values, ["owner"])))
 
     # -- maintenance (no user data read) -------------------------------------------------------
     def integrity_check(self) -> str:
-        """SQLite's PRAGMA integrity_check: "ok" for a sound file."""
-        with self._connect() as db:
-            return "; ".join(r[0] for r in db.execute("PRAGMA integrity_check").fetchall())
-
-
-def _statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
+        """SQLite's PRAGMA integrity_check: "ok" for a sound file. On PostgreSQL the server keeps
+        its pages checksummed itself; this checks that it answers and every turn's conversation exists."""
+        if self.db.dialect == "sqlite":
+            return self.db.read(lambda c: "; ".join(r[0] for r in c.exec_driver_sql("PRAGMA integrity_check").all()))
+        orphans = self.db.read(lambda c: c.execute(
+            select(func.count()).select_from(T.outerjoin(C, C.c.id == T.c.conversation_id)).where(C.c.id.is_(None))).scalar())
+        return "ok" if orphans == 0 else f"{orphans} turns without their conversation"

@@ -133,8 +133,7 @@ if query:
         replies.render_details(reply, key=f"{cid}:new")
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
-    store.add_turn(cid, user_turn, owner=me)
-    store.add_turn(cid, bot_turn, reply, owner=me)
+    store.add_turns(cid, [(user_turn, None), (bot_turn, reply)], owner=me)  # one transaction: both or neither
     conversations.remember_method(store, infos.get(cid), cid, method_name, owner=me)
     # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)

@@ -183,3 +183,29 @@ def register_benchmark(monkeypatch):
         monkeypatch.setitem(bench.BENCHMARKS, name, module.__name__)
 
     return register
+
+
+# -- databases: the store suites run on SQLite and on a real PostgreSQL --------------------------
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One throw-away PostgreSQL (Debian's binaries) for the session, on a free port, removed after."""
+    from ops.postgres import TempPostgres, find_bin
+
+    if find_bin() is None:
+        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql; .ci/run installs it)")
+    server = TempPostgres(durable=False)  # its own folder under /tmp: `nobody` must reach it when run as root
+    server.start()
+    yield server
+    server.cleanup()
+
+
+_DATABASES = iter(range(1, 1_000_000))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path) -> str:
+    """A fresh, empty database on each back-end: an SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "db.sqlite3")
+    server = request.getfixturevalue("postgres_server")
+    return server.create_database(f"t{next(_DATABASES)}_{os.getpid()}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import inspect
 import multiprocessing
-import sqlite3
 
 import pytest
+from sqlalchemy import func, select
 
 from core.annotation import AnnotationError, AnnotationStore, ImportBatch, Item, Limits, Passage
 from core.annotation.formats import batch_from_rows
@@ -22,8 +22,9 @@ def items(n: int, prefix: str = "f") -> list[Item]:
 
 
 @pytest.fixture()
-def store(tmp_path):
-    return AnnotationStore(tmp_path / "db.sqlite3")
+def store(db_url):
+    """On both back-ends (tests/conftest.py: an SQLite file, a PostgreSQL database)."""
+    return AnnotationStore(db_url)
 
 
 @pytest.fixture()
@@ -118,7 +119,7 @@ def test_a_bad_import_stores_nothing(store, task):
     with pytest.raises(AnnotationError, match="not in the task"):
         store.import_batch(task, bad, owner=ME)
     assert len(store.items(task, owner=ME)) == 5 and store.labels(task, owner=ME) == []
-    small = AnnotationStore(store.path, Limits(max_items=6))
+    small = AnnotationStore(store.url, Limits(max_items=6))
     with pytest.raises(AnnotationError, match="limit"):
         small.import_batch(task, ImportBatch(items=items(3, "g")), owner=ME)
     assert len(store.items(task, owner=ME)) == 5
@@ -147,9 +148,11 @@ def test_adjudication_and_delete(store, task):
     assert store.adjudications(task, owner=ME)["f0"].label == "Not Enough Info"
     assert [h.label for h in store.history(task, "f0", owner=ME) if h.annotator == "adjudicated"] == ["Refutes", "Not Enough Info"]
     store.delete_task(task, owner=ME)
-    with sqlite3.connect(store.path) as db:
-        for table in ("annotation_items", "annotation_labels", "annotation_label_history", "annotation_adjudications"):
-            assert db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
+    from core.db import schema
+
+    for table in (schema.annotation_items, schema.annotation_labels, schema.annotation_label_history,
+                  schema.annotation_adjudications):
+        assert store.db.read(lambda c: c.execute(select(func.count()).select_from(table)).scalar()) == 0, table.name
 
 
 def _label_many(path: str, annotator: str, n: int) -> None:
@@ -161,7 +164,7 @@ def _label_many(path: str, annotator: str, n: int) -> None:
 
 def test_two_processes_labelling_at_once_never_overwrite_each_other(store, task):
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_label_many, args=(str(store.path), name, 40)) for name in ("ana", "ben")]
+    procs = [ctx.Process(target=_label_many, args=(store.url.render_as_string(hide_password=False), name, 40)) for name in ("ana", "ben")]
     for p in procs:
         p.start()
     for p in procs:

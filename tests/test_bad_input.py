@@ -265,7 +265,8 @@ def seed_long_conversation(store: Store, turns: int) -> str:
     rows = [(cid, i, "user" if i % 2 == 0 else "assistant", f"turn number {i}", f"S0:{i}", 0, "", "", None, 0.0)
             for i in range(turns)]
     with sqlite3.connect(store.path) as raw:  # one transaction: seeding is not what is measured
-        raw.executemany("INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        raw.executemany("INSERT INTO turns (conversation_id, idx, role, text, turn_id, session, speaker, date, reply, created_at) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
     return cid
 
 

@@ -156,13 +156,14 @@ while True:
 """
 
 
-def test_the_store_survives_sigkill_during_writes(tmp_path):
-    db = tmp_path / "w.sqlite3"
+def test_the_store_survives_sigkill_during_writes(db_url):
+    """On both back-ends: a writer process SIGKILLed five times leaves whole rows only."""
+    db = db_url
     store = Store(db)
     cid = store.create_conversation("writes", owner="anon:w")
     kills = 0
     for delay in (0.4, 0.7, 0.55, 0.9, 0.45):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db), cid], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, db, cid], cwd=REPO, stdout=subprocess.PIPE, text=True)
         proc.stdout.readline()  # writing has begun
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)

@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.dialogue import ASSISTANT, USER, Turn
-from core.store import MIGRATIONS, Store
+from core.db.legacy import STORE_SCRIPTS as MIGRATIONS  # the old code's schema scripts, kept verbatim
+from core.store import Store
 from tests.llm_stub import LLMStub
 from tests.page_fixtures import stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)
 

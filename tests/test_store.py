@@ -1,4 +1,5 @@
-"""SQLite persistence: round trips, and conversations surviving a fresh process."""
+"""Persistence on both back-ends (SQLite, PostgreSQL: tests/conftest.py db_url): round trips, and
+conversations surviving a fresh process."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def _reply() -> Reply:
     )
 
 
-def test_conversation_turns_and_reply_round_trip(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
+def test_conversation_turns_and_reply_round_trip(db_url):
+    store = Store(db_url)
     cid = store.create_conversation("Dogs", method="rag", owner=ME)
     store.add_turn(cid, Turn("user", "my dog is Rex"), owner=ME)
     store.add_turn(cid, Turn("assistant", "Nice!"), _reply(), owner=ME)
@@ -41,8 +42,8 @@ def test_conversation_turns_and_reply_round_trip(tmp_path):
     assert [t.text for t in store.dialogue(cid, owner=ME).turns()] == ["my dog is Rex", "Nice!"]
 
 
-def test_artifacts_and_delete(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
+def test_artifacts_and_delete(db_url):
+    store = Store(db_url)
     cid = store.create_conversation(owner=ME)
     assert store.get_artifact(cid, "graph", owner=ME) is None
     store.put_artifact(cid, "graph", b"\x00ttl", owner=ME)
@@ -62,20 +63,20 @@ def test_wal_mode_and_schema_version(tmp_path):
     Store(tmp_path / "db.sqlite3")
     db = sqlite3.connect(tmp_path / "db.sqlite3")
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    from core.store import MIGRATIONS
+    from core.db.migrate import head
 
-    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert db.execute("SELECT version_num FROM alembic_version").fetchone()[0] == head() == "0002"
 
 
-def test_conversation_survives_a_fresh_process(tmp_path):
-    db = tmp_path / "db.sqlite3"
+def test_conversation_survives_a_fresh_process(db_url):
+    db = db_url
     write = (
         "import sys; from core.store import Store; from core.dialogue import Turn, Reply\n"
         "s = Store(sys.argv[1]); cid = s.create_conversation('persisted', method='base', owner='anon:a')\n"
         "s.add_turn(cid, Turn('user', 'hello'), owner='anon:a'); s.add_turn(cid, Turn('assistant', 'hi'), Reply('hi', 'base', 'm', timings={'generate': 0.5}), owner='anon:a')\n"
         "print(cid)"
     )
-    cid = subprocess.run([sys.executable, "-c", write, str(db)], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    cid = subprocess.run([sys.executable, "-c", write, db], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     read = (
         "import sys; from core.store import Store\n"
         "s = Store(sys.argv[1]); t = s.turns(sys.argv[2], owner='anon:a')\n"

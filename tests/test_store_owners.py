@@ -11,7 +11,19 @@ import pytest
 
 from core.dialogue import Reply, Turn
 from core.limits import MAX_MESSAGE_CHARS, InvalidMessage
-from core.store import MIGRATIONS, SHARED_OWNER, ReadOnlyConversation, Store
+from core.store import SHARED_OWNER, ReadOnlyConversation, Store
+
+# The first schema of core/store.py (PRAGMA user_version 1, before owners), as main's code wrote it.
+SCHEMA_V1 = """
+CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT NOT NULL, method TEXT NOT NULL DEFAULT '',
+    meta TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE turns (conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
+    role TEXT NOT NULL, text TEXT NOT NULL, turn_id TEXT NOT NULL, session INTEGER NOT NULL DEFAULT 0,
+    speaker TEXT NOT NULL DEFAULT '', date TEXT NOT NULL DEFAULT '', reply TEXT, created_at REAL NOT NULL,
+    PRIMARY KEY (conversation_id, idx));
+CREATE TABLE artifacts (conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL, data BLOB NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (conversation_id, kind));
+"""
 
 ALICE, BOB = "anon:alice", "anon:bob"
 NO_USER_DATA = {"integrity_check"}  # reads no conversation, turn, artifact or setting
@@ -34,8 +46,9 @@ def test_every_store_call_takes_a_required_keyword_owner():
 
 
 @pytest.fixture()
-def two_owners(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
+def two_owners(db_url):
+    """On both back-ends (tests/conftest.py db_url)."""
+    store = Store(db_url)
     cid = store.create_conversation("Alice's secrets", method="base", owner=ALICE)
     store.add_turn(cid, Turn("user", "My name is Alice Secretname."), owner=ALICE)
     store.add_turn(cid, Turn("assistant", "Hi Alice."), Reply("Hi Alice.", "base", "m"), owner=ALICE)
@@ -53,6 +66,7 @@ BOB_CALLS = {
     "get_artifact": lambda s, c: s.get_artifact(c, "method:dsm", owner=BOB),
     "put_artifact": lambda s, c: s.put_artifact(c, "method:dsm", b"overwritten", owner=BOB),
     "add_turn": lambda s, c: s.add_turn(c, Turn("user", "injected"), owner=BOB),
+    "add_turns": lambda s, c: s.add_turns(c, [(Turn("user", "injected"), None)], owner=BOB),
     "update_conversation": lambda s, c: s.update_conversation(c, title="hijacked", owner=BOB),
     "delete_conversation": lambda s, c: s.delete_conversation(c, owner=BOB),
     "copy_conversation": lambda s, c: s.copy_conversation(c, owner=BOB),
@@ -86,8 +100,8 @@ def test_lists_hold_only_the_owners_conversations(two_owners):
     assert [c.id for c in store.list_conversations(owner=ALICE)] == [alice_cid]
 
 
-def test_owner_ids_are_checked(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
+def test_owner_ids_are_checked(db_url):
+    store = Store(db_url)
     for bad in ("", "   ", "x" * 201, None):
         with pytest.raises(ValueError):
             store.list_conversations(owner=bad)
@@ -100,7 +114,7 @@ def test_owner_ids_are_checked(tmp_path):
 def old_database(path) -> str:
     """A database written before owners existed (schema version 1), with one conversation."""
     db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0])
+    db.executescript(SCHEMA_V1)
     db.execute("PRAGMA user_version=1")
     db.execute("INSERT INTO conversations VALUES ('old1', 'Hi, my name is Alice', 'dsm', '{}', 1.0, 2.0)")
     db.execute("INSERT INTO turns VALUES ('old1', 0, 'user', 'Hi, my name is Alice', 'S0:0', 0, '', '', NULL, 1.0)")
@@ -114,7 +128,9 @@ def test_migration_moves_old_rows_to_the_read_only_shared_demo_owner(tmp_path):
     path = tmp_path / "old.sqlite3"
     cid = old_database(path)
     store = Store(path)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    from core.db.migrate import head
+
+    assert sqlite3.connect(path).execute("SELECT version_num FROM alembic_version").fetchone()[0] == head()
     for who in (ALICE, BOB):  # readable by everyone
         [info] = store.list_conversations(owner=who)
         assert (info.id, info.owner, info.read_only, info.turns) == (cid, SHARED_OWNER, True, 1)
@@ -139,8 +155,8 @@ def test_migration_moves_old_rows_to_the_read_only_shared_demo_owner(tmp_path):
     assert store.integrity_check() == "ok"
 
 
-def test_turn_windows(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
+def test_turn_windows(db_url):
+    store = Store(db_url)
     cid = store.create_conversation(owner=ALICE)
     for i in range(7):
         store.add_turn(cid, Turn("user", f"t{i}"), owner=ALICE)
@@ -150,8 +166,8 @@ def test_turn_windows(tmp_path):
     assert store.count_turns(cid, owner=ALICE) == 7
 
 
-def test_core_refuses_an_oversized_user_turn(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
+def test_core_refuses_an_oversized_user_turn(db_url):
+    store = Store(db_url)
     cid = store.create_conversation(owner=ALICE)
     with pytest.raises(InvalidMessage, match=f"limit is {MAX_MESSAGE_CHARS:,}"):
         store.add_turn(cid, Turn("user", "x" * (MAX_MESSAGE_CHARS + 1)), owner=ALICE)

@@ -34,10 +34,11 @@ MESSAGE = "ann_message"
 
 @st.cache_resource(show_spinner=False)
 def _store(path: str) -> AnnotationStore:
-    return AnnotationStore(path)  # holds only the path: every call opens its own connection
+    return AnnotationStore(path)  # holds the engine (a small connection pool): every call is its own transaction
 
 
 def annotation_store() -> AnnotationStore:
+    resources.default_store()  # a wrong or unreachable WORKBENCH_DB stops the page here, with one line
     return _store(resources.database_path())
 
 

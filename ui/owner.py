@@ -79,7 +79,7 @@ def _secret_key() -> bytes:
     given = os.environ.get("WORKBENCH_SECRET") or auth_config().get("cookie_secret")
     if given:
         return str(given).encode()
-    return _file_secret(str(Path(resources.database_path()).parent / "owner_secret"))
+    return _file_secret(str(resources.local_folder() / "owner_secret"))
 
 
 @lru_cache(maxsize=4)

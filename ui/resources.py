@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 
 import streamlit as st
@@ -56,16 +57,47 @@ def nli_scorer(name_or_path: str = ""):
     return load_nli(name_or_path or os.environ.get("WORKBENCH_NLI_MODEL", ""))
 
 
+DB_VARIABLE = "WORKBENCH_DB"
+
+
 @st.cache_resource(show_spinner=False)
-def store(path: str) -> Store:
-    # The Store object holds only the path; every call opens its own connection.
-    return Store(path)
+def store(target: str) -> Store:
+    # The Store holds the engine (a small connection pool); every call runs its own transaction.
+    return Store(target)
 
 
 def database_path() -> str:
-    """WORKBENCH_DB, else .workbench/workbench.sqlite3 in the repository."""
-    return os.environ.get("WORKBENCH_DB") or str(Path(REPO_ROOT) / ".workbench" / "workbench.sqlite3")
+    """WORKBENCH_DB (a file path, sqlite:///path or postgresql://user@host/db), else
+    .workbench/workbench.sqlite3 in the repository."""
+    return os.environ.get(DB_VARIABLE) or str(Path(REPO_ROOT) / ".workbench" / "workbench.sqlite3")
+
+
+def local_folder() -> Path:
+    """Where this installation keeps its own small files (the owner-cookie key): beside the SQLite
+    file, or .workbench when the database is a server (replicas then share WORKBENCH_SECRET)."""
+    target = database_path()
+    return Path(target).parent if "://" not in target else Path(REPO_ROOT) / ".workbench"
+
+
+_CHECKED: set[str] = set()  # databases that answered once in this process
 
 
 def default_store() -> Store:
-    return store(database_path())
+    """The app's store; a wrong or unreachable WORKBENCH_DB stops the page with one line naming it."""
+    from core.db import Database, DatabaseError, normalize_url, shown
+
+    target = database_path()
+    try:
+        if target not in _CHECKED:
+            Database(target).ping(timeout_s=5)  # fail in seconds, not after the store's retry window
+            _CHECKED.add(target)
+        return store(target)
+    except DatabaseError as err:
+        try:
+            where = shown(normalize_url(target))
+        except DatabaseError:
+            where = "(unreadable)"
+        line = f"{DB_VARIABLE}={where}: the database cannot be used: {err}"
+        print(line, file=sys.stderr, flush=True)
+        st.error(line)
+        st.stop()

@@ -1,0 +1,393 @@
+"""The load test through the proxy: `python -m core loadtest --sessions 100 --replicas 2 --llm stub
+--faults --out FILE` (core/cli.py runs this module with the same options).
+
+Starts a temporary PostgreSQL, a pool of LLM servers, N Streamlit replicas and nginx (ops/cluster.py),
+then drives browser-free websocket sessions through nginx (ops/st_client.py), each its own owner
+(a signed owner cookie, which is also nginx's sticky routing key), each sending a few messages
+with think times. Page response = seconds from pressing Enter to the end of the page's last run.
+
+Faults (--faults), during the concurrent phase: SIGKILL one replica (its users' websockets drop;
+they reconnect through nginx to another replica, open their conversation and must see every
+acknowledged message; a message whose answer never came is sent again only if it was not stored),
+then restart it; restart PostgreSQL; SIGKILL one LLM server (nginx least_conn routes around it).
+
+Afterwards the database is read: every acknowledged message must be stored exactly once with its
+reply. The JSON summary: sessions, errors, single_p95_s, p95_s, p95_ratio, acknowledged, stored,
+lost, duplicated, and the figures for the capacity table (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import os
+import platform
+import random
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ops.cluster import Cluster
+from ops.st_client import StreamlitClient
+
+MESSAGES = ["Hi, my name is {who} and I live in Lisbon.", "I have a dog called Rex.", "What is my dog called?",
+            "Where do I live?", "Thanks, bye."]
+CONVERSATION = "selectbox:Conversation"
+
+
+def owner_cookie(owner: str, secret: str) -> dict:
+    """The signed cookie ui/owner.py sets in a browser (same format and key)."""
+    body = base64.urlsafe_b64encode(owner.encode()).decode().rstrip("=")
+    mac = hmac.new(secret.encode(), body.encode(), hashlib.sha256).hexdigest()[:32]
+    return {"workbench_owner": f"{body}.{mac}"}
+
+
+def plain(text: str) -> str:
+    return text.replace("\\", "")  # the page escapes Markdown characters (ui/safe.literal)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo), 3)
+
+
+@dataclass
+class User:
+    who: str
+    owner: str
+    sent: list[str] = field(default_factory=list)
+    acknowledged: list[str] = field(default_factory=list)
+    timings: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reconnects: list[float] = field(default_factory=list)  # seconds each reconnection took
+    history_ok: int = 0
+
+
+class Session:
+    """One browser tab of one user: chat, and reconnect when its replica dies."""
+
+    def __init__(self, url: str, user: User, secret: str) -> None:
+        self.url, self.user, self.cookies = url, user, owner_cookie(user.owner, secret)
+        self.client: StreamlitClient | None = None
+
+    def connect(self) -> None:
+        self.client = StreamlitClient(self.url, cookies=self.cookies, timeout_s=300)
+        run = self.client.open("Chat")
+        mine = [o for o in run.options.get(CONVERSATION, []) if o != "— new —"]
+        if len(mine) > 1:
+            self.user.errors.append(f"{self.user.who}: {len(mine)} conversations listed, expected one")
+        if mine:  # reopen the conversation, as the user would, and check its history is all there
+            shown = plain(self.client.pick("Conversation", mine[0]).text())
+            missing = [m for m in self.user.acknowledged if plain(m) not in shown]
+            if missing:
+                self.user.errors.append(f"{self.user.who}: after reconnecting, the history lacks {missing[:2]}")
+            else:
+                self.user.history_ok += 1
+            return shown
+        return ""
+
+    def send(self, text: str) -> None:
+        user = self.user
+        user.sent.append(text)
+        for _attempt in range(4):
+            try:
+                run = self.client.chat(text)
+            except Exception as err:  # noqa: BLE001 (classified at once: a lost connection or a counted error)
+                if not _connection_lost(err):
+                    user.errors.append(f"{user.who}: {type(err).__name__}: {err}")
+                    return
+                t0 = time.perf_counter()
+                shown = self._reconnect()
+                user.reconnects.append(round(time.perf_counter() - t0, 3))
+                if plain(text) in shown:  # stored before the replica died: acknowledged now, not sent twice
+                    user.acknowledged.append(text)
+                    return
+                continue
+            if run.errors:
+                user.errors.extend(f"{user.who}: {e}" for e in run.errors)
+            elif plain(text) not in plain(run.text()):
+                user.errors.append(f"{user.who}: the page did not show the message {text!r}")
+            else:
+                user.acknowledged.append(text)
+                user.timings.append(run.seconds)
+            return
+        user.errors.append(f"{user.who}: gave up on {text!r} after 4 attempts")
+
+    def _reconnect(self) -> str:
+        for attempt in range(20):
+            try:
+                self.close()
+                return self.connect()
+            except Exception as err:  # nginx may still try the dead replica first: try again shortly
+                if attempt == 19:
+                    raise
+                time.sleep(0.5 + 0.5 * random.random())
+        return ""
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                self.client.close()
+            except Exception:  # a socket already dead
+                pass
+            self.client = None
+
+
+def _connection_lost(err: BaseException) -> bool:
+    from websockets.exceptions import ConnectionClosed
+
+    return isinstance(err, (ConnectionClosed, OSError, TimeoutError, EOFError))
+
+
+def run_user(url: str, user: User, secret: str, messages: int, think_s: float, start_s: float, seed: int) -> None:
+    rng = random.Random(seed)
+    session = Session(url, user, secret)
+    try:
+        time.sleep(start_s)
+        session._reconnect()  # open the Chat page (through nginx, retried like a browser would)
+        for i in range(messages):
+            if i:
+                time.sleep(think_s * rng.uniform(0.5, 1.5))
+            session.send(f"{MESSAGES[i % len(MESSAGES)].format(who=user.who)} ({user.who} message {i + 1})")
+    except Exception as err:  # one failed session is a counted error, not the end of the run
+        user.errors.append(f"{user.who}: {type(err).__name__}: {err}")
+    finally:
+        session.close()
+
+
+def run_users(url: str, users: list[User], secret: str, messages: int, think_s: float) -> float:
+    """All users at once; first messages spread over one think time (people do not press Enter together)."""
+    threads = [threading.Thread(target=run_user, args=(url, u, secret, messages, think_s,
+                                                        think_s * random.Random(k).random(), k), daemon=True)
+               for k, u in enumerate(users)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(3600)
+    return time.perf_counter() - t0
+
+
+# -- faults ----------------------------------------------------------------------------------------
+class Faults(threading.Thread):
+    """At fixed points of the expected run: SIGKILL replica 0 (restarted 10 s later, as a
+    supervisor would), restart PostgreSQL, SIGKILL LLM server 0. Each event is logged with times."""
+
+    def __init__(self, cluster: Cluster, expected_s: float) -> None:
+        super().__init__(daemon=True)
+        self.cluster, self.expected_s = cluster, expected_s
+        self.events: list[dict] = []
+        self.t0 = time.perf_counter()
+
+    def _at(self, fraction: float) -> None:
+        time.sleep(max(0.0, self.t0 + fraction * self.expected_s - time.perf_counter()))
+
+    def _log(self, what: str, **extra) -> None:
+        self.events.append({"t_s": round(time.perf_counter() - self.t0, 1), "event": what, **extra})
+
+    def run(self) -> None:
+        from core.db import Database, DatabaseError
+
+        c = self.cluster
+        self._at(0.20)
+        c.apps[0].kill()
+        self._log("SIGKILL app replica 0", pid=c.apps[0].pid)
+        time.sleep(min(10.0, 0.15 * self.expected_s))  # down for a while, then back as a supervisor would
+        c.apps[0].start()
+        self._log("app replica 0 restarted (healthy)")
+        self._at(0.45)
+        probe = Database(c.db_url, retry_s=0.5)
+        t_down = time.perf_counter()
+        restart = threading.Thread(target=c.pg.restart, kwargs={"mode": "fast", "down_s": 0.5})
+        restart.start()
+        seen = ""
+        while restart.is_alive() or not seen:
+            try:
+                probe.ping(timeout_s=0.5)
+                if seen:
+                    break
+            except DatabaseError as err:  # the clear error a client gets while the server is down
+                seen = seen or str(err)
+            time.sleep(0.1)
+            if time.perf_counter() - t_down > 120:
+                break
+        restart.join()
+        self._log("PostgreSQL restarted (fast shutdown, start 0.5 s later)", error_seen_while_down=seen[:200],
+                  back_after_s=round(time.perf_counter() - t_down, 1))
+        self._at(0.60)
+        c.llm.kill(0)
+        self._log("SIGKILL LLM server 0", remaining=len(c.llm.procs) - 1)
+
+
+# -- reading the results -----------------------------------------------------------------------------
+def count_rows(db_url: str, users: list[User]) -> dict:
+    """Per user: each acknowledged message stored exactly once, followed by its reply."""
+    from sqlalchemy import select
+
+    from core.db import Database
+    from core.db.schema import conversations as C
+    from core.db.schema import turns as T
+
+    db = Database(db_url)
+    owners = {u.owner: u for u in users}
+    rows = db.read(lambda c: c.execute(select(C.c.owner, T.c.conversation_id, T.c.idx, T.c.role, T.c.text, T.c.reply)
+                                       .join(C, C.c.id == T.c.conversation_id).where(C.c.owner.in_(list(owners)))
+                                       .order_by(T.c.conversation_id, T.c.idx)).all())
+    by_owner: dict[str, list] = {}
+    for r in rows:
+        by_owner.setdefault(r.owner, []).append(r)
+    acknowledged = stored = lost = duplicated = unpaired = 0
+    for owner, user in owners.items():
+        mine = by_owner.get(owner, [])
+        texts = [r.text for r in mine if r.role == "user"]
+        duplicated += sum(n - 1 for n in (texts.count(t) for t in set(texts)) if n > 1)
+        for k, r in enumerate(mine):  # a user turn is followed by its assistant reply (one transaction)
+            if r.role == "user" and (k + 1 >= len(mine) or mine[k + 1].role != "assistant" or mine[k + 1].reply is None):
+                unpaired += 1
+        for text in user.acknowledged:
+            acknowledged += 1
+            n = texts.count(text)
+            stored += n == 1
+            lost += n == 0
+    return {"acknowledged": acknowledged, "stored": stored, "lost": lost, "duplicated": duplicated,
+            "messages_without_reply": unpaired, "turn_rows": len(rows)}
+
+
+def pg_stats(db_url: str) -> dict:
+    from sqlalchemy import text
+
+    from core.db import Database
+
+    q = text("SELECT xact_commit, tup_inserted, tup_updated, tup_fetched, tup_returned, blks_read + blks_hit "
+             "FROM pg_stat_database WHERE datname = current_database()")
+    row = Database(db_url).read(lambda c: c.execute(q).one())
+    return dict(zip(["commits", "rows_inserted", "rows_updated", "rows_fetched", "rows_returned", "blocks"], row))
+
+
+def process_figures(pids: list[int]) -> dict:
+    """RSS (MB) and CPU seconds of each replica (psutil)."""
+    import psutil
+
+    out = []
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            cpu = p.cpu_times()
+            out.append({"pid": pid, "rss_mb": round(p.memory_info().rss / 2**20, 1), "cpu_s": round(cpu.user + cpu.system, 2)})
+        except psutil.NoSuchProcess:
+            pass
+    return {"replicas": out, "rss_mb": round(sum(o["rss_mb"] for o in out), 1), "cpu_s": round(sum(o["cpu_s"] for o in out), 2)}
+
+
+def isolation_check(cluster: Cluster, secret: str) -> dict:
+    """A new browser on each replica (directly, not through nginx) lists no conversation of anyone."""
+    listed = []
+    for k, app in enumerate(cluster.apps):
+        with StreamlitClient(app.url, cookies=owner_cookie(f"anon:newcomer{k}", secret)) as client:
+            listed.append([o for o in client.open("Chat").options.get(CONVERSATION, []) if o != "— new —"])
+    return {"ok": all(not x for x in listed), "listed": listed}
+
+
+# -- the run -------------------------------------------------------------------------------------------
+def measure(args) -> dict:
+    phases, t0 = {}, time.perf_counter()
+    extra = dict(kv.split("=", 1) for kv in args.app_env)
+    with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra) as cluster:
+        phases["cluster_start_s"] = round(time.perf_counter() - t0, 1)
+        url, secret = cluster.nginx.url, cluster.secret
+        warm = [threading.Thread(target=run_users, args=(app.url, [User(f"warm{k}", f"anon:warm{k}")], secret, 1, 0.0))
+                for k, app in enumerate(cluster.apps)]  # each replica loads its models on its first chat
+        for t in warm:
+            t.start()
+        for t in warm:
+            t.join()
+        phases["warm_up_s"] = round(time.perf_counter() - t0 - phases["cluster_start_s"], 1)
+        solo = User("solo", "anon:solo")
+        run_users(url, [solo], secret, args.messages, min(args.think, 2.0))
+        users = [User(f"user{k}", f"anon:user{k}") for k in range(args.sessions)]
+        before_db, before_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
+        llm_before = cluster.nginx.llm_requests()
+        expected = args.think * args.messages + 5
+        faults = Faults(cluster, expected) if args.faults else None
+        if faults:
+            faults.start()
+        peak = {}
+        sampler = threading.Thread(target=lambda: (time.sleep(expected * 0.9), peak.update(process_figures(cluster.replica_pids()))),
+                                   daemon=True)
+        sampler.start()
+        wall = run_users(url, users, secret, args.messages, args.think)
+        if faults:
+            faults.join(300)
+        after_db, after_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
+        llm_requests = cluster.nginx.llm_requests() - llm_before
+        counts = count_rows(cluster.db_url, users)
+        isolation = isolation_check(cluster, secret)
+    timings = [t for u in users for t in u.timings]
+    errors = [e for u in users for e in u.errors] + [f"solo: {e}" for e in solo.errors]
+    messages = max(1, counts["acknowledged"])
+    single_p95, p95 = percentile(solo.timings, 95), percentile(timings, 95)
+    db_delta = {k: after_db[k] - before_db[k] for k in after_db}
+    cpu_s = after_proc["cpu_s"] - before_proc["cpu_s"] if not args.faults else None  # a restarted replica resets its clock
+    summary = {
+        "date": time.strftime("%Y-%m-%d"), "command": "python -m core loadtest " + " ".join(sys.argv[1:]),
+        "sessions": args.sessions, "replicas": args.replicas, "llm": args.llm, "llm_servers": args.llm_servers,
+        "messages_each": args.messages, "think_s": args.think, "faults": faults.events if faults else [],
+        "errors": len(errors), "error_samples": errors[:20],
+        "single_p50_s": percentile(solo.timings, 50), "single_p95_s": single_p95,
+        "p50_s": percentile(timings, 50), "p95_s": p95, "max_s": round(max(timings), 3) if timings else None,
+        "p95_ratio": round(p95 / single_p95, 2) if p95 and single_p95 else None,
+        **counts, "responses_timed": len(timings), "wall_s": round(wall, 1),
+        "phases": phases, "reconnects": sum(len(u.reconnects) for u in users),
+        "reconnect_p95_s": percentile([r for u in users for r in u.reconnects], 95),
+        "history_checks_passed": sum(u.history_ok for u in users), "isolation": isolation,
+        "db_per_message": {k: round(v / messages, 2) for k, v in db_delta.items()},
+        "llm_requests_per_message": round(llm_requests / messages, 2),
+        "app_cpu_s_per_message": round(cpu_s / messages, 3) if cpu_s is not None else None,
+        "replica_rss_mb": {"warm": before_proc["rss_mb"], "peak": peak.get("rss_mb"), "end": after_proc["rss_mb"]},
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    if peak.get("rss_mb") and not args.faults:
+        summary["rss_mb_per_session"] = round((peak["rss_mb"] - before_proc["rss_mb"]) / args.sessions, 2)
+    summary["passed"] = bool(summary["errors"] == 0 and summary["p95_ratio"] is not None and summary["p95_ratio"] <= 2
+                             and counts["lost"] == 0 and counts["duplicated"] == 0 and isolation["ok"])
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--llm", choices=["stub", "llamacpp"], default="stub")
+    parser.add_argument("--llm-servers", type=int, default=2)
+    parser.add_argument("--messages", type=int, default=3)
+    parser.add_argument("--think", type=float, default=20.0)
+    parser.add_argument("--faults", action="store_true")
+    parser.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
+                        help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    # SIGTERM (a timeout, Ctrl-C from a supervisor) unwinds like an exception: the Cluster's `with`
+    # stops PostgreSQL, nginx, the replicas and the LLM servers
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    summary = measure(args)
+    text = json.dumps(summary, indent=1)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    return 0 if summary["passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
