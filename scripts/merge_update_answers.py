@@ -23,8 +23,7 @@ from core.eval import read_run
 
 
 def rejudge(items: list[dict], data: str) -> list[dict]:
-    from core.benchmarks.dsm_updates import answer_kind
-    from core.benchmarks.update_answers import judge
+    from core.benchmarks.dsm_check import answer_kind, judge
     from core.data.longmemeval import load_longmemeval
 
     path = Path(data) if Path(data).is_absolute() else Path(__file__).resolve().parent.parent / data  # results name data from the repo root

@@ -129,7 +129,7 @@ def test_dsm_updates_reads_the_value_an_answer_states(tmp_path):
     """Gold answers of the dev split, read by hand: the number a sentence states, the value a
     change goes to; no number in a frequency, a model name or a score; the stale number in the
     answer's unit."""
-    from core.benchmarks.dsm_updates import answer_number, numbers, stale_number
+    from core.benchmarks.dsm_check import answer_number, numbers, stale_number
     from core.data.longmemeval import load_longmemeval
 
     assert answer_number("We've met up twice.") == 2

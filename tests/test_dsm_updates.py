@@ -596,7 +596,7 @@ def test_a_kept_thing_is_stored_at_its_place_within_a_place(extractor, nlp):
 def test_the_check_reads_a_count_by_its_owner_and_how_old_as_age(nlp):
     """A Quantity is about whose it is and how it was counted: 'my commute is only 15 minutes' answers
     'how long is my commute?'; 'how old' asks for an age; 'every' and titles are no content words."""
-    from core.benchmarks import dsm_updates as du
+    from core.benchmarks import dsm_check as du
 
     m, _ = observe_pair(nlp, "w22", slot_threshold=None)
     question = du.question_words("How long is my commute?", nlp)
@@ -613,7 +613,7 @@ def test_written_pairs_become_longmemeval_instances(tmp_path):
     import sys
     from pathlib import Path
 
-    from core.benchmarks.dsm_updates import stale_number
+    from core.benchmarks.dsm_check import stale_number
     from core.data.longmemeval import load_longmemeval
 
     root = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.benchmarks.update_answers import judge
+from core.benchmarks.dsm_check import judge
 from core.eval import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
