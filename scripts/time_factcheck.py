@@ -21,7 +21,7 @@ def main() -> int:
     import torch
 
     from core.data.hybridialogue import load_hybridialogue_facts
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
     from core.paths import SHARED_DIR, portable_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

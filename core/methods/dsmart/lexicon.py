@@ -10,6 +10,7 @@ my 5th project"), so the two counts land on one Quantity node and its functional
 from __future__ import annotations
 
 from core.methods.dsmart.vocab import DSM
+from core.text import NUMBER_WORDS, ORDINAL_WORDS  # noqa: F401  (the package's one table, read here as lx.*)
 
 PERSON_NOUNS = frozenset(
     "person man woman boy girl friend sister brother mother father mom dad parent son daughter wife husband "
@@ -32,13 +33,6 @@ SECOND = frozenset("you your yours yourself yourselves".split())
 RELATIVE = frozenset("who which that whom".split())
 # aux verbs that make a clause hypothetical or advisory: it asserts nothing about the world
 HYPOTHETICAL = frozenset("would could should might may must".split())
-
-NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90})
-ORDINAL_WORDS = {w: i + 1 for i, w in enumerate(
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
 
 # units: a number of these measures an amount or a duration, it does not count things
 TIME_UNITS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week",
@@ -72,7 +66,6 @@ _add(DSM.likes, "like love enjoy adore prefer", "")
 _add(DSM.dislikes, "dislike hate detest", "")
 _add(DSM.has, "have own possess", "")
 
-LIVE_VERBS = frozenset("live reside relocate move settle".split())
 # "finished a 5K in 35 minutes": after these verbs in the past, 'in N minutes' is the time it took
 FINISH_VERBS = frozenset("finish complete run swim ride cycle bike walk hike row solve beat do".split())
 STORE_VERBS = frozenset("keep store put leave hang place move stash display".split())

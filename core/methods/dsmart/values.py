@@ -39,10 +39,6 @@ def number_of(text: str) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
-def number_literal(value: int | float) -> Literal:
-    return Literal(value)  # rdflib types int as xsd:integer, float as xsd:double
-
-
 def date_literal(text: str) -> Literal:
     """xsd:date when the text is a full calendar date, xsd:time when it is a clock time, else the
     text itself (e.g. 'last week')."""
