@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import re
 
+from core.text import NUMBER_WORDS
+from core.text import singular as stem  # plural-insensitive key: 'postcards' ~ 'postcard'
+
 STOPWORDS = frozenset(
     "a an the i my me we our you your he she it they them is are was were be been being have has had do does did "
     "how many much what which who whom where when why since before after to of in on at for with from by and or "
@@ -28,9 +31,6 @@ STOPWORDS = frozenset(
 )
 # what a question word asks for, in the graph's words: 'how old' asks for an age
 QUESTION_SENSES = {"old": "age"}
-NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
 TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}  # 'we've met up twice': a count of times
 # a number standing alone: not the 80 of a model name '80D' nor the 70 of a lens '70-200mm'
 _NUM = re.compile(r"(?<![A-Za-z\d-])\$?\d[\d,]*(?:\.\d+)?(?![A-Za-z\d]|-\d)")
@@ -50,17 +50,6 @@ def question_words(question: str, nlp) -> set[str]:
     lemmas = " ".join(t.lemma_ for t in nlp(question))
     words = content_words(question) | content_words(lemmas)
     return words | {QUESTION_SENSES[w] for w in words if w in QUESTION_SENSES}
-
-
-def stem(word: str) -> str:
-    """Plural-insensitive key: 'postcards' ~ 'postcard', 'classes' ~ 'class', 'lives' ~ 'live'."""
-    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    return word[:-1]
 
 
 def numbers(text: str) -> list[float]:
