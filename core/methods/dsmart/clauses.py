@@ -22,6 +22,7 @@ from core.methods.dsmart.fragment import FragmentBuilder
 from core.methods.dsmart.values import (date_literal, duration_literal, frequency_phrase, is_amount, number_of, parse_number,
                                          time_literal)
 from core.methods.dsmart.vocab import ASSISTANT, DSM, USER, entity, slug
+from core.text import singular
 
 NER_CLASS = {"PERSON": DSM.Person, "GPE": DSM.Place, "LOC": DSM.Place, "FAC": DSM.Place, "ORG": DSM.Organization,
              "NORP": DSM.Thing, "PRODUCT": DSM.Thing, "WORK_OF_ART": DSM.Thing, "EVENT": DSM.Event,
@@ -287,7 +288,7 @@ class Clauses:
             self.schedule(tok, verb, DSM.atTime, clock)
         elif self.weekday(tok):
             self.used.add(tok.i)
-            self.schedule(tok, verb, DSM.onDay, Literal(tok.lower_.rstrip("s").capitalize()))
+            self.schedule(tok, verb, DSM.onDay, Literal(singular(tok.lower_).capitalize()))
         elif (phrase := self.frequency(tok)) is not None:
             self.schedule(tok, verb, DSM.frequency, Literal(phrase))
         elif tok.lower_ in OCCASIONS and tok.dep_ == "advmod" and tok.head.i == verb.i and tok.i > verb.i:
@@ -306,11 +307,11 @@ class Clauses:
 
     @staticmethod
     def weekday(tok) -> bool:
-        if tok.lower_.rstrip("s") not in lx.WEEKDAYS:
+        if singular(tok.lower_) not in lx.WEEKDAYS:
             return False
         head = tok.head
         moved = head.lower_ == "to" and head.head.lemma_.lower() in lx.CHANGE_VERBS  # "got moved to Thursdays"
-        return head.lower_ in ("on", "every") or moved or (tok.dep_ == "conj" and head.lower_.rstrip("s") in lx.WEEKDAYS) \
+        return head.lower_ in ("on", "every") or moved or (tok.dep_ == "conj" and singular(head.lower_) in lx.WEEKDAYS) \
             or tok.dep_ == "npadvmod" or any(c.lower_ == "every" for c in tok.children)
 
     def anchor(self, tok):
