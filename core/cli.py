@@ -457,6 +457,19 @@ def _run_train_triton(args) -> int:
     return 0
 
 
+# -- package tools (core/tools/) --------------------------------------------------------------------
+def _add_tools(sub) -> None:
+    import importlib
+
+    from core.tools import TOOLS
+
+    for name, module_name in TOOLS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0].replace("%", "%%"))
+        module.add_arguments(p)
+        p.set_defaults(func=module.main)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Dialogue memory and factuality workbench")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -469,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train_triton(sub)
     _add_train_factcheck(sub)
     _add_annotation(sub)
+    _add_tools(sub)
     return parser
 
 

@@ -442,7 +442,7 @@ def test_a_class_and_a_guitar_keep_their_values_beside_another_of_their_kind(nlp
 
 @pytest.mark.slow
 def test_the_default_threshold_separates_the_labelled_dev_pairs(embedder):
-    """Candidate pairs logged on dev by scripts/slot_pairs.py and labelled by hand (docs/dsm-updates.md):
+    """Candidate pairs logged on dev by `python -m core slot-pairs` and labelled by hand (docs/dsm-updates.md):
     the default threshold matches the restated slots and none of the others."""
     matcher = SlotMatcher(embedder, DSMConfig().slot_threshold)
     same = [("finish videos", "watch Crash Course videos"), ("be episode", "finish episodes"),
@@ -607,7 +607,7 @@ def test_the_check_reads_a_count_by_its_owner_and_how_old_as_age(nlp):
 
 
 def test_written_pairs_become_longmemeval_instances(tmp_path):
-    """scripts/written_updates.py: two dated sessions per pair, the statements flagged as evidence, so
+    """`python -m core written-updates`: two dated sessions per pair, the statements flagged as evidence, so
     `dsm-updates` reads the earlier value as the stale one."""
     import subprocess
     import sys
@@ -618,8 +618,8 @@ def test_written_pairs_become_longmemeval_instances(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "written.json"
-    subprocess.run([sys.executable, str(root / "scripts" / "written_updates.py"),
-                    str(root / "benchmarks" / "knowledge_updates_written.jsonl"), str(out)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "core", "written-updates",
+                    str(root / "benchmarks" / "knowledge_updates_written.jsonl"), str(out)], check=True, capture_output=True, cwd=root)
     instances = {i.question_id: i for i in load_longmemeval(out)}
     assert len(instances) == 48 and all(i.question_type == "knowledge-update" for i in instances.values())
     w12 = instances["written_w12"]

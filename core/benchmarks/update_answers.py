@@ -31,7 +31,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="cap the reply length of every method (same cap for all)")
     parser.add_argument("--offset", type=int, default=0,
-                        help="skip the first N questions (split a long run; scripts/merge_update_answers.py joins the parts)")
+                        help="skip the first N questions (split a long run; python -m core merge-update-answers joins the parts)")
 
 
 def run(ctx: BenchContext) -> BenchResult:

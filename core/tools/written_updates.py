@@ -1,4 +1,4 @@
-"""Turn benchmarks/knowledge_updates_written.jsonl into a LongMemEval-layout file for `dsm-updates`.
+"""Turn written knowledge-update pairs (benchmarks/knowledge_updates_written*.jsonl) into a LongMemEval-layout file for `dsm-updates`.
 
 The written pairs are knowledge updates of the kinds issue 19 names (possessions, counts, places,
 jobs, habits, plans), phrased the way LongMemEval users phrase them but written by us, not taken from
@@ -7,13 +7,12 @@ written from. Each pair becomes two dated sessions: a filler round, then the use
 earlier (or later) statement flagged `has_answer`, each answered by a generic reply that repeats no
 value.
 
-    .venv/bin/python scripts/written_updates.py benchmarks/knowledge_updates_written.jsonl OUT.json
+    .venv/bin/python -m core written-updates benchmarks/knowledge_updates_written.jsonl OUT.json
     .venv/bin/python -m core bench dsm-updates --data OUT.json --explain --out DIR
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -36,15 +35,13 @@ def instance(pair: dict) -> dict:
             "haystack_sessions": [session(pair["earlier"]), session(pair["later"])]}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pairs", type=Path)
-    parser.add_argument("out", type=Path)
-    args = parser.parse_args(argv)
+def add_arguments(parser) -> None:
+    parser.add_argument("pairs", type=Path, help="JSONL: id, earlier, later, question, answer")
+    parser.add_argument("out", type=Path, help="LongMemEval-layout JSON to write")
+
+
+def main(args) -> int:
     pairs = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     args.out.write_text(json.dumps([instance(p) for p in pairs], indent=1), encoding="utf-8")
     print(f"{len(pairs)} instances -> {args.out}")
-
-
-if __name__ == "__main__":
-    main()
+    return 0
