@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -82,8 +83,10 @@ def _add_bench(sub) -> None:
 def _run_bench(args) -> int:
     from core.eval import BenchContext, run_benchmark
 
+    from core.eval import portable_settings
+
     common = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
-              "backend", "model", "base_url", "strong"}
+              "backend", "model", "base_url", "strong", "argv"}
     settings = llm_settings_from_args(args)
     ctx = BenchContext(
         name=args.benchmark,
@@ -95,6 +98,7 @@ def _run_bench(args) -> int:
         options={k: v for k, v in vars(args).items() if k not in common},
         make_tools=lambda: make_toolkit(settings, embedder=args.embedder),
         progress=not args.quiet,
+        command=shlex.join(["python", "-m", "core", *portable_settings(list(args.argv))]),
     )
     summary = run_benchmark(ctx)
     print(json.dumps({"results": summary["results"], "out": str(args.out)}, indent=2, default=str))
@@ -490,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.llm import LLMError, LLMOutputError
 
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
     except (LLMError, LLMOutputError) as err:  # every LLM failure ends in one line, never a traceback

@@ -28,3 +28,17 @@ def test_written_updates_writes_two_sessions_per_pair(tmp_path):
     assert item["question_id"] == "written_x1" and len(item["haystack_sessions"]) == 2
     assert [t["content"] for s in item["haystack_sessions"] for t in s if t.get("has_answer")] == \
         ["I have 3 cats.", "I have 4 cats now."]
+
+
+def test_the_results_index_lists_every_results_file():
+    """results/README.md's index is what `python -m core results-index` writes: a file added to
+    results/ without its line fails here."""
+    from core.paths import REPO_ROOT
+    from core.tools.results_index import expand_braces, rows
+
+    assert main(["results-index", "--check"]) == 0
+    listed = {r["file"] for r in rows(REPO_ROOT)}
+    on_disk = {p.relative_to(REPO_ROOT / "results").as_posix() for p in (REPO_ROOT / "results").rglob("*")
+               if p.is_file() and p.name != "README.md"}
+    assert listed == on_disk
+    assert expand_braces("results/x-{a,b}.json") == "results/x-a.json results/x-b.json"

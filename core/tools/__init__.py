@@ -18,4 +18,5 @@ TOOLS: dict[str, str] = {
     "factcheck-oof": "core.tools.factcheck_oof",
     "mcts-build-kb": "core.tools.mcts_build_kb",
     "mcts-scale": "core.tools.mcts_scale",
+    "results-index": "core.tools.results_index",
 }
