@@ -42,3 +42,20 @@ def test_the_results_index_lists_every_results_file():
                if p.is_file() and p.name != "README.md"}
     assert listed == on_disk
     assert expand_braces("results/x-{a,b}.json") == "results/x-a.json results/x-b.json"
+
+
+def test_written_updates_spreads_an_update_across_sessions(tmp_path):
+    """`between` statements become sessions of their own between the two dated evidence sessions,
+    flagged as no evidence: the stale value is still read from the first session."""
+    from core.benchmarks.dsm_check import stale_number
+    from core.data.longmemeval import load_longmemeval
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"id": "x2", "earlier": "I drink 4 cups of coffee a day.", "between": ["I want to cut back."],
+                                 "later": "I'm down to 2 cups a day.", "question": "How many cups of coffee do I drink a day?",
+                                 "answer": "2"}) + "\n")
+    out = tmp_path / "out.json"
+    assert main(["written-updates", str(pairs), str(out)]) == 0
+    [instance] = load_longmemeval(out)
+    assert len(instance.dialogue.sessions) == 3 and len(instance.evidence_turn_ids) == 2
+    assert stale_number(instance, 2.0) == 4.0
