@@ -625,3 +625,11 @@ def test_written_pairs_become_longmemeval_instances(tmp_path):
     w12 = instances["written_w12"]
     assert len(w12.evidence_turn_ids) == 2 and len(w12.dialogue.sessions) == 2
     assert stale_number(w12, 15.0) == 12.0
+
+
+def test_an_increment_and_a_number_set_aside_are_no_count(extractor):
+    """'8 more postcards' is an increment, not the count so far; '120 stars, not 300' sets 300 aside."""
+    assert not amounts(facts(extractor, "I bought 8 more postcards at the fair."), 8)
+    got = facts(extractor, "I've earned 120 stars, not 300.")
+    assert amounts(got, 120) and not amounts(got, 300)
+

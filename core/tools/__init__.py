@@ -19,4 +19,5 @@ TOOLS: dict[str, str] = {
     "mcts-build-kb": "core.tools.mcts_build_kb",
     "mcts-scale": "core.tools.mcts_scale",
     "results-index": "core.tools.results_index",
+    "dsm-rules": "core.tools.dsm_rules",
 }

@@ -113,3 +113,24 @@ COUNT_VERBS = {v: canon for canon, verbs in _COUNT_CLASSES.items() for v in verb
 
 def count_verb(lemma: str) -> str:
     return COUNT_VERBS.get(lemma, lemma)
+
+
+# -- function words the clause rules read (core/methods/dsmart/nodes.py, typed_values.py, clauses.py) --
+INCREMENT = frozenset("more another additional extra".split())  # "8 more postcards": an increment, not the count
+OCCASIONS = {"once": 1, "twice": 2, "thrice": 3}  # 'met up twice': a count of times, said by an adverb
+WINDOW_BEFORE = frozenset("last past next previous".split())  # "in the past 3 weeks", "the last 2 years": a window
+WINDOW_AFTER = frozenset("ago before earlier".split())  # "3 months ago": a window, no duration
+WHEN_PREPS = frozenset("in within by per a".split())  # "in 3 weeks", "3 times a week": when or how often, no duration
+YEAR_PREPS = frozenset("in since by until from of during before after".split())  # "in 2020": a year, no count
+SET_ASIDE = ("instead of", "rather than")  # "120 stars, rather than 300": the number set aside
+DEMONSTRATIVES = frozenset("that this it".split())  # "that's 15 books": the count of the clause before
+OBJECT_PRONOUNS = frozenset("it them".split())  # "... that I've worn them": the object of the same verb before
+DAY_PREPS = frozenset("on every".split())  # "on Mondays", "every Sunday"
+INTENSIFIERS = frozenset("very really so quite".split())  # no part of a thing's name
+FACILITY_PREPS = frozenset("on at in".split())  # "the music shop on Main St": placed by a facility name
+CONDITIONAL_MARKS = frozenset("if unless whether".split())  # "if I ...": asserts nothing
+PURPOSE_PREPS = frozenset("on for".split())  # "$75 on groceries": what an amount was for
+EMPLOYER_PREPS = frozenset("at with".split())  # "my job at Spotify", "an internship with NASA"
+PUT_VERBS = frozenset("move put place".split())  # "moved my passport to the drawer": 'to' places it too
+CAUSATIVE_VERBS = frozenset("get have".split())  # "where I got my guitar serviced": the caused event is there too
+REACH_VERBS = frozenset("hit reach".split())  # "my streak hit 60 days": the subject's value
