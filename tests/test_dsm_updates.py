@@ -633,3 +633,36 @@ def test_an_increment_and_a_number_set_aside_are_no_count(extractor):
     got = facts(extractor, "I've earned 120 stars, not 300.")
     assert amounts(got, 120) and not amounts(got, 300)
 
+
+def test_a_role_in_a_group_is_one_value_and_a_new_role_replaces_it(nlp, extractor):
+    """'I'm the treasurer of my book club' then 'I'm now the president of my book club' (w36): one
+    role node per holder and group, whose functional value the new role replaces; 'a fan of jazz'
+    holds no role."""
+    from rdflib import RDFS
+
+    m, record = observe_pair(nlp, "w36", slot_threshold=None)
+    role = entity("user role user book club")
+    assert (role, DSM.value, Literal("president")) in m.graph
+    assert (role, DSM.value, Literal("treasurer")) not in m.graph
+    assert [p.rule for p in record.pruned if p.triple[0] == role] == ["functional"]
+    assert "role" in str(m.graph.value(role, RDFS.label))
+    assert (entity("user role bistro"), DSM.value, Literal("sous chef")) in facts(extractor, "I got promoted to sous chef at the bistro.")
+    assert not any(p == DSM.value for _, p, _ in facts(extractor, "I'm a big fan of jazz."))
+
+
+def test_a_replacement_hands_the_old_things_facts_to_the_new_one(nlp):
+    """'I drive a 2015 Honda Civic' then 'I just traded in my Civic for a Toyota RAV4' (w20): the user
+    drives the RAV4 now, the Civic fact is pruned (rule 'replacement', kept in the history) and the
+    user no longer has the Civic. 'switched to Y' with no old thing named replaces the one thing of
+    Y's kind the user had a relation to."""
+    m, record = observe_pair(nlp, "w20", slot_threshold=None)
+    drive = relation("drive")
+    assert (USER, drive, entity("Toyota RAV4")) in m.graph
+    assert not [o for o in m.graph.objects(USER, drive) if "civic" in str(o).lower()]
+    assert "replacement" in {p.rule for p in record.pruned}
+    assert not [o for o in m.graph.objects(USER, DSM.has) if "civic" in str(o).lower()]
+    m = memory(nlp, slot_threshold=None)
+    m.observe_round("I go to Planet Fitness three times a week.", "")
+    m.observe_round("I switched to the YMCA because it has a pool.", "")
+    assert (USER, relation("go_to"), entity("YMCA")) in m.graph
+    assert (USER, relation("go_to"), entity("Planet Fitness")) not in m.graph

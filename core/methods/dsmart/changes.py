@@ -1,6 +1,8 @@
 """Change statements for the clause rules: a value that a change verb sets ('raised my rent to
 $1,950', 'my team has grown to 8 engineers', 'my streak hit 60 days') is the changed thing's value,
-as if said 'my rent is $1,950', so the new value lands on the old one's slot; and ages turned.
+as if said 'my rent is $1,950', so the new value lands on the old one's slot; ages turned; and roles
+held in a group ('elected president of my book club'), one value per holder and group, so a new
+role replaces the old one.
 
 A mixin of `Clauses` (clauses.py).
 """
@@ -11,7 +13,7 @@ from rdflib import Literal, URIRef
 
 from core.methods.dsmart import lexicon as lx
 from core.methods.dsmart.values import is_amount, parse_number
-from core.methods.dsmart.vocab import DSM
+from core.methods.dsmart.vocab import DSM, entity
 
 
 class ChangeStatements:
@@ -77,3 +79,63 @@ class ChangeStatements:
         subj = self.subject(verb)
         return subj is not None and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj)
                                      or (subj.pos_ == "NOUN" and any(c.dep_ == "poss" for c in subj.children)))
+
+    def role(self, verb, subj_tok, negative: bool) -> bool:
+        """A role the subject holds: a noun it is or becomes ('I'm the treasurer of my book club'),
+        is elected / appointed / promoted to ('I was elected president of my book club', 'I got
+        promoted to sous chef at the bistro'), or works / serves as ('I work as a line cook at a
+        bistro'), with the group it is of / at / in. After 'be' / 'become' the group must be one
+        (lexicon.GROUP_NOUNS or an organisation): 'a fan of jazz' holds no role. The role is the
+        value of one node per holder and group ('user's role in book club'); the value is
+        functional, so a new role in the same group replaces the old one."""
+        if negative:
+            return False
+        lemma = verb.lemma_.lower()
+        held = self.held_role(verb, lemma)
+        if held is None:
+            return False
+        group, prep = self.role_group(held, verb)
+        if lemma in ("be", "become") and (group is None or not (group.lemma_.lower() in lx.GROUP_NOUNS
+                                                                 or group.ent_type_ in ("ORG", "FAC"))):
+            return False
+        holder = self.node(subj_tok)  # only now: naming a token declares its individual
+        if not isinstance(holder, URIRef):
+            return False
+        group_node = self.node(group) if group is not None else None
+        key, label = f"{self.local(holder)} role", f"{self.b.label(holder)}'s role"
+        if isinstance(group_node, URIRef):
+            key, label = f"{key} {self.local(group_node)}", f"{label} {prep} {self.b.label(group_node)}"
+        node = self.b.individual(entity(key), label, DSM.Thing)
+        self.b.fact(holder, DSM.has, node)
+        self.b.fact(node, DSM.value, Literal(self.span_text(held).lower()))
+        return True
+
+    @staticmethod
+    def held_role(verb, lemma: str):
+        """The role noun of a role statement (see `role`), or None."""
+        if lemma in ("be", "become"):
+            deps, preps = ("attr",), ()
+        elif lemma in lx.ROLE_VERBS:
+            deps, preps = ("oprd", "attr"), ("to",)
+        elif lemma in lx.AS_ROLE_VERBS:
+            deps, preps = (), ("as",)
+        else:
+            return None
+        for c in verb.children:
+            if c.dep_ in deps and c.pos_ == "NOUN":
+                return c
+            if c.dep_ == "prep" and c.lower_ in preps:
+                return next((p for p in c.children if p.dep_ == "pobj" and p.pos_ == "NOUN"), None)
+        return None
+
+    @staticmethod
+    def role_group(held, verb):
+        """(group token, preposition) a role is held in: the first of / at / in ... object of the role
+        noun, else of the verb; (None, '') when there is none."""
+        for head in (held, verb):
+            for prep in (c for c in head.children if c.dep_ == "prep" and c.lower_ in lx.ROLE_GROUP_PREPS):
+                pobj = next((p for p in prep.children if p.dep_ == "pobj" and p.pos_ in ("NOUN", "PROPN")), None)
+                if pobj is not None:
+                    return pobj, prep.lower_
+        return None, ""
+

@@ -71,6 +71,7 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
             return
         negative = any(c.dep_ == "neg" for c in verb.children)
         lemma = verb.lemma_.lower()
+        self.role(verb, subj_tok, negative)  # a role held in a group, besides what the clause says
         if lemma == "be":
             self.copula(verb, subj_tok, negative)
         elif lemma in lx.NAME_VERBS and any(c.dep_ == "oprd" for c in verb.children):

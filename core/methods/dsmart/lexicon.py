@@ -134,3 +134,21 @@ EMPLOYER_PREPS = frozenset("at with".split())  # "my job at Spotify", "an intern
 PUT_VERBS = frozenset("move put place".split())  # "moved my passport to the drawer": 'to' places it too
 CAUSATIVE_VERBS = frozenset("get have".split())  # "where I got my guitar serviced": the caused event is there too
 REACH_VERBS = frozenset("hit reach".split())  # "my streak hit 60 days": the subject's value
+
+# -- roles and replacements (issue 29: general treatments of the written batches' misses) --------------
+# verbs that give their subject a role: 'elected president of', 'appointed treasurer', 'promoted to sous chef'
+ROLE_VERBS = frozenset("elect appoint name make promote vote choose select".split())
+# verbs whose 'as' object is the subject's role: 'I work as a line cook', 'I serve as secretary'
+AS_ROLE_VERBS = frozenset("work serve act volunteer".split())
+# groups a role is held in, when the verb is only 'be' / 'become' ('the treasurer of my book club');
+# 'a fan of jazz' names no group
+GROUP_NOUNS = frozenset("club association society committee board council team company band church school league "
+                        "union group organization organisation firm agency department chapter guild troop choir "
+                        "orchestra crew staff lab".split())
+ROLE_GROUP_PREPS = frozenset("of at in for with on".split())
+# replacement verbs: (preposition of the old thing or '' for the object, preposition of the new thing);
+# 'switched to Y' names only the new thing
+REPLACE_VERBS = {"switch": ("from", "to"), "trade": ("in", "for"), "replace": ("", "with"), "swap": ("", "for"),
+                 "exchange": ("", "for"), "upgrade": ("from", "to")}
+# the fixed properties a replaced thing hands on to its replacement (minted relations are handed on too)
+REPLACED_PROPERTIES = frozenset({DSM.has, DSM.worksFor, DSM.likes})

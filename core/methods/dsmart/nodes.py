@@ -153,15 +153,13 @@ class Nodes:
         if tok.lemma_.lower() in PERSON_WORDS and self.speaker == "narrator":
             return self.b.speaker(PERSON_WORDS[tok.lemma_.lower()])
         iri = entity(key[0])
-        if tok.ent_type_ in NER_CLASS and tok.pos_ == "PROPN":
-            return self.b.individual(iri, key[1], NER_CLASS[tok.ent_type_])
-        if tok.pos_ == "PROPN":
-            return self.b.individual(iri, key[1])  # a name spaCy could not type: no class guessed
-        cls = self.b.noun_class(tok.lemma_.lower(), self.top_class(tok))
-        self.b.individual(iri, key[1], cls)
+        if tok.pos_ == "PROPN":  # a name spaCy could not type gets no class guessed
+            self.b.individual(iri, key[1], *([NER_CLASS[tok.ent_type_]] if tok.ent_type_ in NER_CLASS else []))
+        else:
+            self.b.individual(iri, key[1], self.b.noun_class(tok.lemma_.lower(), self.top_class(tok)))
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
         if owner is not None and isinstance(o := self.node(owner), URIRef):
-            self.b.fact(o, DSM.has, iri)  # "my dog": the speaker has the dog
+            self.b.fact(o, DSM.has, iri)  # "my dog", "my Honda Civic": the speaker has it
         return iri
 
     def literal(self, tok) -> Literal:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 class Rule:
     name: str
     idea: str  # nodes | typed values | change statements | clauses
-    code: str  # the method of Clauses that applies it
+    code: str  # the method of Clauses that applies it, or module.function of core/methods/dsmart
     reads: str  # the general pattern
     example: str  # one sentence it reads
     test: str  # the test function (tests/test_dsm_*.py) that holds it
@@ -86,6 +86,12 @@ RULES: tuple[Rule, ...] = (
          "The landlord raised my rent to $1,950.", "test_a_change_verb_sets_the_value_of_what_it_changes"),
     Rule("changed limit's owner", _C, "count", "the changed value is also whoever changed the thing's, or whose the thing is",
          "I'm changing my morning coffee limit to two cups.", "test_a_changed_limit_is_also_its_owners_count"),
+    Rule("role in a group", _C, "role", "a noun the subject is, becomes, is elected / promoted to or works as, with the group it is of / at / in, is the value of one role node per holder and group",
+         "I'm now the president of my book club.", "test_a_role_in_a_group_is_one_value_and_a_new_role_replaces_it"),
+    Rule("replacement", _C, "replacements.replacement_updates", "'traded in X for Y', 'replaced X with Y', 'switched (from X) to Y': Y takes the speaker's facts with X (with no X named: the one named thing of Y's class)",
+         "I just traded in my Civic for a Toyota RAV4.", "test_a_replacement_hands_the_old_things_facts_to_the_new_one"),
+    Rule("possessed name", _N, "node", "'my X' is the speaker's, for a name too ('my Honda Civic')",
+         "I traded in my Civic for a Toyota RAV4.", "test_a_replacement_hands_the_old_things_facts_to_the_new_one"),
     Rule("turned age", _C, "age", "a person or someone's own (a possessed noun) that turns N has age N",
          "My dog just turned 3.", "test_someones_own_turn_an_age_and_years_old_is_no_duration"),
     # -- clauses
