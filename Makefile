@@ -41,5 +41,8 @@ test: install
 test-fast: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not slow and not browser"
 
+bench-help: install
+	$(BIN)/python -m core bench --help
+
 clean:
 	rm -rf $(VENV) .pytest_cache

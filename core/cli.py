@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -99,12 +100,12 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
 # so a sharded or Ray run records the settings of the single run.
 _RUN_FLAGS = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
               "backend", "model", "base_url", "strong", "shard", "ray", "ray_shards", "ray_workers", "ray_cpus",
-              "ray_gpus", "ray_retries"}
+              "ray_gpus", "ray_retries", "argv"}
 
 
 def bench_context(args, out: Path | None = None, shard=None, **hooks):
     """The BenchContext of a parsed `bench NAME ...` command line (also built on Ray workers)."""
-    from core.eval import BenchContext
+    from core.eval import BenchContext, portable_settings
 
     settings = llm_settings_from_args(args)
     return BenchContext(
@@ -117,6 +118,7 @@ def bench_context(args, out: Path | None = None, shard=None, **hooks):
         options={k: v for k, v in vars(args).items() if k not in _RUN_FLAGS},
         make_tools=lambda: make_toolkit(settings, embedder=args.embedder),
         progress=not args.quiet,
+        command=shlex.join(["python", "-m", "core", *portable_settings(list(getattr(args, "argv", [])))]),
         shard=shard,
         **hooks,
     )
@@ -567,6 +569,7 @@ def _run_loadtest(args) -> int:
     os.chdir(paths.REPO_ROOT)
     os.execv(sys.executable, argv)
     return 1  # not reached
+    _add_tools(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -584,6 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_annotation(sub)
     _add_db(sub)
     _add_loadtest(sub)
+    _add_tools(sub)
     return parser
 
 
@@ -592,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.llm import LLMError, LLMOutputError
 
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
     except DatabaseError as err:  # a wrong URL, a server that does not answer, a schema newer than the code

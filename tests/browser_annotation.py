@@ -1,4 +1,4 @@
-"""Browser steps on the Annotation page, shared by the browser test and scripts/time_annotation.py.
+"""Browser steps on the Annotation page, shared by the browser test and scripts/lab/time_annotation.py.
 The app runs with WORKBENCH_AUTH=named, so two browser contexts can open the same workspace."""
 
 from __future__ import annotations

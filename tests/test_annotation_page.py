@@ -234,7 +234,7 @@ def test_annotators_against_the_shipped_offline_verifier(store):
 
     from core.annotation.verify import verifier_labels
     from core.metrics.fact_classifier import DEFAULT_FACTCHECK_DIR
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
 
     if not (DEFAULT_FACTCHECK_DIR / "model.json").is_file():
         pytest.fail("assets/models/factcheck/model.json is missing: run `python -m core train-factcheck`")

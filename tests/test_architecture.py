@@ -80,6 +80,45 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
+def _module_names() -> dict[str, Path]:
+    return {".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in (REPO / "core").rglob("*.py")}
+
+
+def _imported_modules(node, module: str, is_package: bool, known) -> set[str]:
+    """The core modules one import statement loads. `from a.b import c` is a.b.c when c is a module,
+    else a.b; relative imports (`from . import x`, `from ..y import z`) are resolved against the
+    importing file. A package's own __init__ is not counted for its submodules (`from core.llm import
+    cost` loads core/llm/__init__.py first, whatever the file): only the named module is."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in known and a.name != module}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    base = node.module or ""
+    if node.level:
+        parts = module.split(".") if is_package else module.split(".")[:-1]
+        parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    out = set()
+    for alias in node.names:
+        name = f"{base}.{alias.name}"
+        out.add(name if name in known else base)
+    return {m for m in out if m in known and m != module}
+
+
+def _file_imports() -> dict[str, set[str]]:
+    """File-level import graph of core: every import statement counts, at the top of a file or
+    inside a function (a lazy import is still a dependency, and hides a circle only until the
+    function runs)."""
+    known = _module_names()
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        edges = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            edges |= _imported_modules(node, module, path.name == "__init__.py", known)
+    return graph
+
+
 def test_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
@@ -105,3 +144,16 @@ def test_retrieval_sits_below_methods():
             if any(n == "core.methods" or n.startswith("core.methods.") for n in names):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert offenders == []
+
+
+def test_the_file_graph_resolves_relative_and_lazy_imports():
+    known = {"core.a", "core.a.x", "core.a.y", "core.b"}
+    tree = ast.parse("from . import y\nfrom ..b import thing\ndef f():\n    import core.a.x\n")
+    found = set()
+    for node in ast.walk(tree):
+        found |= _imported_modules(node, "core.a.x", False, known)
+    assert found == {"core.a.y", "core.b"}  # core.a.x itself is no edge
+
+
+def test_no_import_circle_between_files_of_core():
+    assert _cycle(_file_imports()) == []

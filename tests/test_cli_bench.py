@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,12 +49,24 @@ def test_runner_writes_items_and_fixed_summary(tmp_path, register_benchmark):
     on_disk, items = bench.read_run(tmp_path / "out")
     assert on_disk == json.loads(json.dumps(summary))
     assert {"benchmark", "data", "code_version", "settings", "results", "timings"} <= set(on_disk)
-    assert on_disk["benchmark"] == "tiny" and on_disk["data"] == str(data)
+    assert on_disk["benchmark"] == "tiny" and on_disk["data"] == "<outside>/data.json"  # a scratch file: its name only
     assert on_disk["settings"]["seed"] == 7 and on_disk["settings"]["k"] == 5
     assert on_disk["results"]["a"]["recall@5"] == 1.0
     t = on_disk["timings"]["b"]["respond"]
     assert t["median_s"] == pytest.approx(0.25) and t["p95_s"] == pytest.approx(0.385)
     assert len(items) == 4 and items[0] == {"method": "a", "i": 0, "correct": True}
+
+
+def test_the_command_line_is_recorded_in_the_summary(tmp_path, register_benchmark):
+    from core.cli import main
+
+    register_benchmark("tiny", _tiny_benchmark)
+    sys.modules["test_benchmark_tiny"].__doc__ = "A tiny benchmark."
+    data = tmp_path / "data.json"
+    data.write_text("[]")
+    assert main(["bench", "tiny", "--data", str(data), "--out", str(tmp_path / "out"), "--limit", "2", "--quiet"]) == 0
+    on_disk, _ = bench.read_run(tmp_path / "out")
+    assert on_disk["command"] == "python -m core bench tiny --data '<outside>/data.json' --out '<outside>/out' --limit 2 --quiet"
 
 
 def test_unknown_benchmark_and_missing_data(tmp_path, register_benchmark):
@@ -113,17 +126,15 @@ def test_summary_records_repository_relative_paths(tmp_path, monkeypatch, regist
 
 
 def test_kept_results_hold_no_machine_paths():
-    """results/*.json name files relative to the repository (a scratch folder under /tmp aside)."""
-    def strings(value):
-        if isinstance(value, dict):
-            for v in value.values():
-                yield from strings(v)
-        elif isinstance(value, list):
-            for v in value:
-                yield from strings(v)
-        elif isinstance(value, str):
-            yield value
-
-    offenders = [(path.name, s) for path in sorted((REPO / "results").glob("*.json"))
-                 for s in strings(json.loads(path.read_text())) if s.startswith("/") and not s.startswith("/tmp/")]
+    """No file anywhere under results/ names a folder of this machine: paths are relative to the
+    repository ('../shared/data/...'), a scratch folder is '<outside>/NAME' (portable_settings).
+    The text of every file is read (JSON, JSONL, Markdown), commands included."""
+    absolute = re.compile(r"(?<![\w.:/~<>-])/[A-Za-z_][\w.-]*/")  # '/tmp/x', '/work/...'; not 'http://', 'a/b'
+    offenders = [(path.relative_to(REPO).as_posix(), m.group()) for path in sorted((REPO / "results").rglob("*"))
+                 if path.is_file() for m in absolute.finditer(path.read_text(encoding="utf-8", errors="replace"))]
     assert offenders == []
+    assert absolute.search('"cache": "/tmp/emb/c.sqlite3"') and not absolute.search('"url": "http://x/v1", "m": "a/b"')
+
+
+def test_a_scratch_path_outside_the_repository_keeps_only_its_name():
+    assert bench.portable_settings({"cache": "/elsewhere/emb/cache.sqlite3"}) == {"cache": "<outside>/cache.sqlite3"}

@@ -129,13 +129,14 @@ def test_dsm_updates_reads_the_value_an_answer_states(tmp_path):
     """Gold answers of the dev split, read by hand: the number a sentence states, the value a
     change goes to; no number in a frequency, a model name or a score; the stale number in the
     answer's unit."""
-    from core.benchmarks.dsm_updates import answer_number, numbers, stale_number
+    from core.benchmarks.dsm_check import answer_number, numbers, stale_number
     from core.data.longmemeval import load_longmemeval
 
     assert answer_number("We've met up twice.") == 2
     assert answer_number("You increased the limit (from one cup to two cups)") == 2
     assert answer_number("You switched to less water (5 ounces) per tablespoon of coffee.") == 5
     assert answer_number("$400,000") == 400000 and answer_number("3 months") == 3 and answer_number("five") == 5
+    assert answer_number("forty minutes") == 40  # the package's one number-word table (core.text) has the tens
     for unchecked in ("Three times a week.", "a 70-200mm zoom lens", "5-2", "27 minutes and 45 seconds", "6:00 pm", "Yes"):
         assert answer_number(unchecked) is None, unchecked
     assert numbers("my Canon EOS 80D camera and my 70-200mm lens") == []

@@ -442,7 +442,7 @@ def test_a_class_and_a_guitar_keep_their_values_beside_another_of_their_kind(nlp
 
 @pytest.mark.slow
 def test_the_default_threshold_separates_the_labelled_dev_pairs(embedder):
-    """Candidate pairs logged on dev by scripts/slot_pairs.py and labelled by hand (docs/dsm-updates.md):
+    """Candidate pairs logged on dev by `python -m core slot-pairs` and labelled by hand (docs/dsm-updates.md):
     the default threshold matches the restated slots and none of the others."""
     matcher = SlotMatcher(embedder, DSMConfig().slot_threshold)
     same = [("finish videos", "watch Crash Course videos"), ("be episode", "finish episodes"),
@@ -596,7 +596,7 @@ def test_a_kept_thing_is_stored_at_its_place_within_a_place(extractor, nlp):
 def test_the_check_reads_a_count_by_its_owner_and_how_old_as_age(nlp):
     """A Quantity is about whose it is and how it was counted: 'my commute is only 15 minutes' answers
     'how long is my commute?'; 'how old' asks for an age; 'every' and titles are no content words."""
-    from core.benchmarks import dsm_updates as du
+    from core.benchmarks import dsm_check as du
 
     m, _ = observe_pair(nlp, "w22", slot_threshold=None)
     question = du.question_words("How long is my commute?", nlp)
@@ -607,21 +607,62 @@ def test_the_check_reads_a_count_by_its_owner_and_how_old_as_age(nlp):
 
 
 def test_written_pairs_become_longmemeval_instances(tmp_path):
-    """scripts/written_updates.py: two dated sessions per pair, the statements flagged as evidence, so
+    """`python -m core written-updates`: two dated sessions per pair, the statements flagged as evidence, so
     `dsm-updates` reads the earlier value as the stale one."""
     import subprocess
     import sys
     from pathlib import Path
 
-    from core.benchmarks.dsm_updates import stale_number
+    from core.benchmarks.dsm_check import stale_number
     from core.data.longmemeval import load_longmemeval
 
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "written.json"
-    subprocess.run([sys.executable, str(root / "scripts" / "written_updates.py"),
-                    str(root / "benchmarks" / "knowledge_updates_written.jsonl"), str(out)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "core", "written-updates",
+                    str(root / "benchmarks" / "knowledge_updates_written.jsonl"), str(out)], check=True, capture_output=True, cwd=root)
     instances = {i.question_id: i for i in load_longmemeval(out)}
     assert len(instances) == 48 and all(i.question_type == "knowledge-update" for i in instances.values())
     w12 = instances["written_w12"]
     assert len(w12.evidence_turn_ids) == 2 and len(w12.dialogue.sessions) == 2
     assert stale_number(w12, 15.0) == 12.0
+
+
+def test_an_increment_and_a_number_set_aside_are_no_count(extractor):
+    """'8 more postcards' is an increment, not the count so far; '120 stars, not 300' sets 300 aside."""
+    assert not amounts(facts(extractor, "I bought 8 more postcards at the fair."), 8)
+    got = facts(extractor, "I've earned 120 stars, not 300.")
+    assert amounts(got, 120) and not amounts(got, 300)
+
+
+def test_a_role_in_a_group_is_one_value_and_a_new_role_replaces_it(nlp, extractor):
+    """'I'm the treasurer of my book club' then 'I'm now the president of my book club' (w36): one
+    role node per holder and group, whose functional value the new role replaces; 'a fan of jazz'
+    holds no role."""
+    from rdflib import RDFS
+
+    m, record = observe_pair(nlp, "w36", slot_threshold=None)
+    role = entity("user role user book club")
+    assert (role, DSM.value, Literal("president")) in m.graph
+    assert (role, DSM.value, Literal("treasurer")) not in m.graph
+    assert [p.rule for p in record.pruned if p.triple[0] == role] == ["functional"]
+    assert "role" in str(m.graph.value(role, RDFS.label))
+    assert (entity("user role bistro"), DSM.value, Literal("sous chef")) in facts(extractor, "I got promoted to sous chef at the bistro.")
+    assert not any(p == DSM.value for _, p, _ in facts(extractor, "I'm a big fan of jazz."))
+
+
+def test_a_replacement_hands_the_old_things_facts_to_the_new_one(nlp):
+    """'I drive a 2015 Honda Civic' then 'I just traded in my Civic for a Toyota RAV4' (w20): the user
+    drives the RAV4 now, the Civic fact is pruned (rule 'replacement', kept in the history) and the
+    user no longer has the Civic. 'switched to Y' with no old thing named replaces the one thing of
+    Y's kind the user had a relation to."""
+    m, record = observe_pair(nlp, "w20", slot_threshold=None)
+    drive = relation("drive")
+    assert (USER, drive, entity("Toyota RAV4")) in m.graph
+    assert not [o for o in m.graph.objects(USER, drive) if "civic" in str(o).lower()]
+    assert "replacement" in {p.rule for p in record.pruned}
+    assert not [o for o in m.graph.objects(USER, DSM.has) if "civic" in str(o).lower()]
+    m = memory(nlp, slot_threshold=None)
+    m.observe_round("I go to Planet Fitness three times a week.", "")
+    m.observe_round("I switched to the YMCA because it has a pool.", "")
+    assert (USER, relation("go_to"), entity("YMCA")) in m.graph
+    assert (USER, relation("go_to"), entity("Planet Fitness")) not in m.graph

@@ -12,8 +12,9 @@ import time
 import pytest
 
 from core.metrics.fact_types import LABELS, NEI, REFUTES, SUPPORTS, FactItem, Passage, normalise_label
-from core.metrics.factscore import (ResponseFacts, group_responses, make_verifier, score_response, summarise_factscore,
-                                    verdict_from_probs, verify_facts)
+from core.metrics.fact_verifiers import make_verifier
+from core.metrics.factscore import ResponseFacts, group_responses, score_response, summarise_factscore
+from core.metrics.verifier import verdict_from_probs, verify_facts
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ def test_the_run_folder_imports_as_an_annotation_task_and_the_verifier_labels_it
     from core.annotation.cli import CLI_OWNER
     from core.annotation.verify import verifier_labels
     from core.cli import main
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
 
     data, out = dev_run
     db = tmp_path / "ann.sqlite3"

@@ -79,13 +79,10 @@ def test_knowledge_retrieval_benchmark_end_to_end(kb_setup, embedder, shared_dat
     rows = summary["results"]
     assert cell["n"] == 3 and cell["low"] <= cell["diff"] <= cell["high"]
     assert cell["diff"] == pytest.approx(rows["mcts"]["rougel_overlap"] - rows["bm25"]["rougel_overlap"], abs=0.02)
-    # scripts/knowledge_paired.py recomputes the same block from the run folder (for runs made before it)
-    import importlib.util
+    # `python -m core knowledge-paired` recomputes the same block from the run folder (for runs made before it)
+    from core.cli import main as cli_main
 
-    spec = importlib.util.spec_from_file_location("knowledge_paired", Path(__file__).parent.parent / "scripts" / "knowledge_paired.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    assert script.main([str(tmp_path / "run"), "--out", str(tmp_path / "paired.json")]) == 0
+    assert cli_main(["knowledge-paired", str(tmp_path / "run"), "--out", str(tmp_path / "paired.json")]) == 0
     assert json.loads((tmp_path / "paired.json").read_text())["paired"] == summary["paired"]
     items = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
     assert len(items) == 3 and len(items[0]["methods"]["mcts"]["sentences"]) == 5

@@ -43,7 +43,7 @@ def test_home_page_switches_the_embedder(app_env, monkeypatch):
 
 
 def test_runs_tab_charts_a_saved_levels_summary(app_env, tmp_path, monkeypatch):
-    """scripts/retrieval_levels.py keeps a run's levels x methods in results/; the page charts it
+    """`python -m core retrieval-levels` keeps a run's levels x methods in results/; the page charts it
     with its intervals, and the summary's means are the run's per-question means."""
     import json
 

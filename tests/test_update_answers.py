@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.benchmarks.update_answers import judge
+from core.benchmarks.dsm_check import judge
 from core.eval import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
@@ -55,13 +55,9 @@ def test_bench_answers_each_question_with_each_method(tmp_path, dev_updates, has
 
 
 def test_a_run_split_by_offset_merges_into_the_whole(tmp_path, dev_updates, hashing_embedder):
-    import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("merge_update_answers",
-                                                  Path(__file__).parent.parent / "scripts" / "merge_update_answers.py")
-    merge_script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(merge_script)
+    from core.tools import merge_update_answers as merge_script
     path, _ = dev_updates
     llm = ScriptedLLM(replies=["You have 25 of them."])
     parts = []

@@ -23,7 +23,7 @@ SCORES_KEY = "factscore_scores"  # (owner, conversation, verifier, turns) -> [(t
 @st.cache_resource(show_spinner="Loading the fact verifier…")
 def nli_verifier():
     """The offline verifier: shared read-only models (NLI scorer, spaCy, the stored classifier)."""
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
     from core.resources import load_spacy
 
     return make_verifier("nli", resources=(resources.nli_scorer(), load_spacy(), None))
@@ -38,7 +38,7 @@ def rule_splitter():
 
 
 def verifier_for(name: str, toolkit_fn):
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
 
     if name == "nli":
         return nli_verifier()

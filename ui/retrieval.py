@@ -266,7 +266,7 @@ def level_frame(items: list[dict], metric: str) -> pd.DataFrame:
 
 def saved_levels(folder: Path) -> list[Path]:
     """Levels x methods summaries kept in `folder` (results/retrieval-levels-*.json, written by
-    scripts/retrieval_levels.py from a benchmark run)."""
+    `python -m core retrieval-levels` from a benchmark run)."""
     return sorted(folder.glob("retrieval-levels-*.json")) if folder.is_dir() else []
 
 

@@ -20,7 +20,7 @@ def fact_item(item: Item):
 
 def verifier_labels(items: Sequence[Item], verifier) -> dict[str, str]:
     """item_id -> the verifier's label (Supports / Refutes / Not Enough Info)."""
-    from core.metrics.factscore import verify_facts
+    from core.metrics.verifier import verify_facts
 
     verdicts = verify_facts([fact_item(i) for i in items], verifier)
     return {i.item_id: v.label for i, v in zip(items, verdicts)}

@@ -28,19 +28,14 @@ from collections import Counter
 
 from rdflib import Literal
 
-from core.benchmarks import dsm_updates as du
+from core.benchmarks import dsm_check as check
 from core.methods.dsmart.conflicts import describe
 from core.methods.dsmart.extract import Utterance
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.vocab import label_of
 
 CAUSES = ("ok", "answer not checkable", "asks for the earlier value", "wrong side pruned", "value not typed", "no triple", "wrong subject",
           "relation not matched", "conflict not detected", "stale elsewhere")
-
-
-def evidence_turns(instance):
-    turns = {t.turn_id: t for t in instance.dialogue.turns()}
-    ev = [turns[i] for i in instance.evidence_turn_ids if i in turns]
-    return sorted(ev, key=lambda t: t.session)
 
 
 def best_sentence(text: str, question: set[str], answer: str) -> str:
@@ -48,42 +43,14 @@ def best_sentence(text: str, question: set[str], answer: str) -> str:
     the question."""
     from core.text import split_sentences
 
-    latest = du.answer_number(answer)
-    wanted = du.content_words(answer)
+    latest = check.answer_number(answer)
+    wanted = check.content_words(answer)
 
     def score(s: str) -> tuple:
-        has_value = latest in du.numbers(s) if latest is not None else bool(wanted & du.content_words(s))
-        return (has_value, len(du.content_words(s) & question), -len(s))
+        has_value = latest in check.numbers(s) if latest is not None else bool(wanted & check.content_words(s))
+        return (has_value, len(check.content_words(s) & question), -len(s))
 
     return max(split_sentences(text), key=score, default="")
-
-
-def checkable(answer: str) -> bool:
-    words = du.content_words(answer)
-    if du.answer_number(answer) is not None or du.answer_time(answer) is not None:
-        return True
-    return bool(words) and len(words) <= 4 and not words <= {"yes", "no"}
-
-
-def states(text: str, answer: str) -> bool:
-    latest = du.answer_number(answer)
-    if latest is not None:
-        return latest in du.numbers(text)
-    if du.answer_time(answer) is not None:  # '27 minutes and 45 seconds': all its numbers
-        return set(du.numbers(answer)) <= set(du.numbers(text))
-    wanted = du.content_words(answer)
-    return bool(wanted) and wanted <= du.content_words(text)
-
-
-def asks_earlier(instance) -> bool:
-    """The answer is stated in the earliest evidence turn and not in the latest one: the question
-    asks for the value before the update."""
-    evidence = evidence_turns(instance)
-    if len({t.session for t in evidence}) < 2:
-        return False
-    first = " ".join(t.text for t in evidence if t.session == evidence[0].session)
-    last = " ".join(t.text for t in evidence if t.session == evidence[-1].session)
-    return states(first, instance.answer) and not states(last, instance.answer)
 
 
 def round_of(instance, turn_id: str) -> int | None:
@@ -93,26 +60,14 @@ def round_of(instance, turn_id: str) -> int | None:
     return None
 
 
-def carries(graph, term, answer: str) -> bool:
-    """The term states the answer: the number, the clock time, or all its content words."""
-    latest = du.answer_number(answer)
-    if latest is not None:
-        return du.is_number(term, latest)
-    clock = du.answer_time(answer)
-    if clock is not None:
-        return du.same_value(term, clock)
-    words = du.content_words(answer)
-    return bool(words) and words <= du.words_of(graph, term)
-
-
 def untyped(graph, triples, latest: float | None) -> bool:
     """The number only inside text: a string literal or a node label ('ones (add)', '3 months')."""
     if latest is None:
         return False
     for s, _, o in triples:
         for term in (s, o):
-            text = str(term) if isinstance(term, Literal) and not du.is_number(term, latest) else du.label_of_safe(graph, term)
-            if latest in du.numbers(text):
+            text = str(term) if isinstance(term, Literal) and not check.is_number(term, latest) else label_of(graph, term)
+            if latest in check.numbers(text):
                 return True
     return False
 
@@ -124,12 +79,12 @@ def fmt(graph, triples) -> list[str]:
 def explain(instance, memory, item: dict, nlp) -> dict:
     """One question's explanation (see the module docstring)."""
     graph = memory.graph
-    question = du.question_words(instance.question, nlp)
-    evidence = evidence_turns(instance)
+    question = check.question_words(instance.question, nlp)
+    evidence = check.evidence_turns(instance)
     update_turn = evidence[-1] if evidence else None
     first_turn = evidence[0] if len(evidence) > 1 else None
     update = best_sentence(update_turn.text, question, instance.answer) if update_turn else ""
-    stale_text = du.stale_sentence(instance) if first_turn else ""
+    stale_text = check.stale_sentence(instance) if first_turn else ""
     extractor = memory.extractor()
     update_facts = [t for t in extractor.extract([Utterance("user", update)]) if is_fact(t)] if update else []
     stale_facts = [t for t in extractor.extract([Utterance("user", stale_text)]) if is_fact(t)] if stale_text else []
@@ -137,8 +92,8 @@ def explain(instance, memory, item: dict, nlp) -> dict:
     record = memory.history[r] if r is not None and r < len(memory.history) else None
     pruned = [p for p in record.pruned] if record else []
     cause = classify(instance, memory, item, question, record)
-    carrying = [t for t in graph if is_fact(t) and carries(graph, t[2], instance.answer)]
-    stale_left = [t for t in graph if is_fact(t) and item["stale"] is not None and du.is_number(t[2], item["stale"])]
+    carrying = [t for t in graph if is_fact(t) and check.carries(graph, t[2], instance.answer)]
+    stale_left = [t for t in graph if is_fact(t) and item["stale"] is not None and check.is_number(t[2], item["stale"])]
     return {
         "question_id": instance.question_id, "question": instance.question, "answer": instance.answer,
         "stale": item["stale"], "update_sentence": update, "update_triples": sorted(fmt(graph, update_facts)),
@@ -154,28 +109,28 @@ def classify(instance, memory, item: dict, question: set[str], record) -> str:
     stale = item["stale"]
     if item["latest_kept"] and (stale is None or item["stale_removed"]):
         return "ok"
-    latest = du.answer_number(instance.answer)
-    if not checkable(instance.answer):
+    latest = check.answer_number(instance.answer)
+    if not check.checkable(instance.answer):
         return "answer not checkable"
-    if asks_earlier(instance):
+    if check.asks_earlier(instance):
         return "asks for the earlier value"
-    words = du.content_words(instance.answer)
+    words = check.content_words(instance.answer)
     if not item["latest_kept"]:
-        in_graph = [t for t in graph if is_fact(t) and carries(graph, t[2], instance.answer)]
-        pruned = [p.triple for rec in memory.history for p in rec.pruned if carries(graph, p.triple[2], instance.answer)]
+        in_graph = [t for t in graph if is_fact(t) and check.carries(graph, t[2], instance.answer)]
+        pruned = [p.triple for rec in memory.history for p in rec.pruned if check.carries(graph, p.triple[2], instance.answer)]
         if pruned and not in_graph:
             return "wrong side pruned"
         added = [t for t in (record.added if record else ()) if is_fact(t)]
-        if not any(carries(graph, t[2], instance.answer) for t in added) and not in_graph:
+        if not any(check.carries(graph, t[2], instance.answer) for t in added) and not in_graph:
             return "value not typed" if untyped(graph, added, latest) else "no triple"
         return "wrong subject"
     # latest kept, stale still on a question fact
-    facts = du.question_triples(graph, question)
-    new = [t for t in facts if du.is_number(t[2], latest)]
-    old = [t for t in facts if du.is_number(t[2], stale)]
+    facts = check.question_triples(graph, question)
+    new = [t for t in facts if check.is_number(t[2], latest)]
+    old = [t for t in facts if check.is_number(t[2], stale)]
     if any((s, p) == (s2, p2) for s, p, _ in new for s2, p2, _ in old):
         return "conflict not detected"
-    earlier = {t for rec in memory.history for t in rec.added if du.is_number(t[2], stale)}
+    earlier = {t for rec in memory.history for t in rec.added if check.is_number(t[2], stale)}
     if not any(t in earlier for t in old):
         return "stale elsewhere"
     return "relation not matched"

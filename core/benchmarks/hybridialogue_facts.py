@@ -40,7 +40,7 @@ def _key(*parts: str) -> str:
 
 
 def make_bench_verifier(name: str, ctx: BenchContext):
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
 
     if name == "nli":
         return make_verifier("nli", model_dir=ctx.options.get("factcheck_model", ""), nli_model=ctx.options.get("nli_model", ""))

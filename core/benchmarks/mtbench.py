@@ -198,7 +198,8 @@ def _make_facts(ctx: BenchContext, tools):
     strong endpoint."""
     if not ctx.options.get("factscore"):
         return None
-    from core.metrics.factscore import default_splitter, make_verifier
+    from core.metrics.fact_verifiers import make_verifier
+    from core.metrics.factscore import default_splitter
 
     name = ctx.options.get("factscore_verifier", "nli")
     if name == "nli":

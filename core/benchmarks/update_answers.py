@@ -5,7 +5,7 @@ knowledge-update question (abstention questions skipped), each method reads the 
 dialogue through `observe` (fresh memory per question and method: the D-SMART graph, RAG's turn
 index), then answers the question as the next user message. The reply is correct when it states
 the gold answer, by the same string match `dsm-updates --explain` uses on dialogue text
-(`dsm_explain.states`: the number, every number of a time, or all the answer's content words).
+(`dsm_check.states`: the number, every number of a time, or all the answer's content words).
 
 Reported per method: `accuracy` over all questions and over each answer kind of `dsm-updates`
 (`latest`: a current value; `earlier`: the question asks for the value before the update;
@@ -21,6 +21,7 @@ import statistics
 import time
 from collections import Counter
 
+from core.benchmarks.dsm_check import answer_kind, judge
 from core.eval import BenchContext, BenchResult
 
 DEFAULT_METHODS = "base,rag,dsm,dsmart"
@@ -30,25 +31,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="cap the reply length of every method (same cap for all)")
     parser.add_argument("--offset", type=int, default=0,
-                        help="skip the first N questions (split a long run; scripts/merge_update_answers.py joins the parts)")
-
-
-def judge(reply: str, instance, kind: str = "latest") -> dict:
-    """Whether the reply states the gold answer, and for a numeric current value (`kind` "latest")
-    whether it states only the stale number (for an 'earlier' question the gold answer is itself
-    the old value, so there is no stale one to flag)."""
-    from core.benchmarks import dsm_explain
-    from core.benchmarks import dsm_updates as du
-
-    correct = dsm_explain.states(reply, instance.answer)
-    latest = du.answer_number(instance.answer) if kind == "latest" else None
-    stale = du.stale_number(instance, latest) if latest is not None else None
-    stale_only = stale is not None and not correct and stale in du.numbers(reply)
-    return {"correct": bool(correct), "stale": stale, "stale_only": bool(stale_only)}
+                        help="skip the first N questions (split a long run; python -m core merge-update-answers joins the parts)")
 
 
 def run(ctx: BenchContext) -> BenchResult:
-    from core.benchmarks.dsm_updates import answer_kind
     from core.benchmarks.latency import _close, method_config
     from core.data.longmemeval import load_longmemeval
     from core.methods import create_method
@@ -95,7 +81,7 @@ def run(ctx: BenchContext) -> BenchResult:
     settings = {"questions": len(instances), "offset": offset, "llm": tools.llm.name, "strong": tools.strong,
                 "max_tokens": ctx.options.get("max_tokens"),
                 "question_type": "knowledge-update (abstention questions skipped)",
-                "match": "dsm_explain.states: the number, every number of a time, or all content words of the answer"}
+                "match": "dsm_check.states: the number, every number of a time, or all content words of the answer"}
     return BenchResult(results=results, timings=timings, settings=settings)
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Sequence
 
 from core.metrics.fact_types import AtomicFact
 from core.text import split_sentences
@@ -301,7 +300,3 @@ def locate(fact: str, sentence: str) -> tuple[int, int]:
     while hi > lo and sentence[hi - 1].isspace():
         hi -= 1
     return lo, hi
-
-
-def split_many(splitter: FactSplitter, responses: Sequence[str]) -> list[SplitResult]:
-    return [splitter.split(r) for r in responses]

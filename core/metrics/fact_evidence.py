@@ -21,16 +21,11 @@ from typing import Sequence
 import numpy as np
 
 from core.metrics.fact_types import Passage
-from core.text import words
+from core.text import NUMBER_WORDS, ORDINAL_WORDS, words
 
 MAX_WINDOW_CHARS = 500  # a window longer than this is cut (the NLI model reads 128-256 tokens)
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
-_NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_ORDINAL_WORDS = {w: i + 1 for i, w in enumerate(
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:st|nd|rd|th|s)?(?![\w])")
 
 
@@ -59,18 +54,18 @@ class Quantity:
 
 
 def quantities(text: str) -> list[Quantity]:
-    """Numbers in `text`: digits (with thousands commas, ordinal suffixes) and number words up to
-    twenty; four-digit values between 1000 and 2100 count as years."""
+    """Numbers in `text`: digits (with thousands commas, ordinal suffixes) and number words (core.text.NUMBER_WORDS: up to
+    twenty, and the tens to ninety); four-digit values between 1000 and 2100 count as years."""
     out = []
     for m in _NUMBER.finditer(text):
         raw = m.group(1)
         value = float(raw.replace(",", ""))
         out.append(Quantity(value, "," not in raw and "." not in raw and len(raw) == 4 and 1000 <= value <= 2100, m.group(0)))
     for w in words(text):
-        if w in _NUMBER_WORDS:
-            out.append(Quantity(float(_NUMBER_WORDS[w]), False, w))
-        elif w in _ORDINAL_WORDS:
-            out.append(Quantity(float(_ORDINAL_WORDS[w]), False, w))
+        if w in NUMBER_WORDS:
+            out.append(Quantity(float(NUMBER_WORDS[w]), False, w))
+        elif w in ORDINAL_WORDS:
+            out.append(Quantity(float(ORDINAL_WORDS[w]), False, w))
     return out
 
 

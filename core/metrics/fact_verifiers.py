@@ -1,4 +1,4 @@
-"""The verifiers behind `factscore.make_verifier`.
+"""The verifiers of FactScore and `make_verifier`, which builds one by name.
 
 - `NLIVerifier` (offline): `fact_signals` (NLI over selected evidence windows and the history,
   lexical checks, claim cues) read by the calibrated classifier of `fact_classifier`, trained on
@@ -17,7 +17,7 @@ from typing import Sequence
 
 from core.metrics.fact_evidence import rank_windows, windows_of
 from core.metrics.fact_types import LABELS, NEI, FactItem, UsedEvidence, Verdict, normalise_label
-from core.metrics.factscore import Verifier, verdict_from_probs
+from core.metrics.verifier import VERIFIERS, Verifier, verdict_from_probs
 
 # The answers the paper's prompt asks for, in LABELS order.
 ANSWERS = ("true", "false", "no enough information")
@@ -136,3 +136,22 @@ def parse_answer(text: str) -> str | None:
         except ValueError:
             return None
     return min(positions, key=positions.get)
+
+
+def make_verifier(name: str, *, llm=None, strong: bool = False, judge_llm=None, model_dir: str = "",
+                  nli_model: str = "", resources=None) -> Verifier:
+    """A verifier by name: `nli` (offline: NLI + lexical checks + the calibrated classifier in
+    assets/models/factcheck), `llm` (the paper's Table 8 prompt; a weak model scores the three
+    labels by likelihood), `judge` (an OpenAI-compatible endpoint as external judge)."""
+    if name == "nli":
+        return NLIVerifier.load(model_dir, nli_model=nli_model, resources=resources)
+    if name == "llm":
+        if llm is None:
+            raise ValueError("the llm verifier needs an LLM (the configured backend)")
+        return LLMVerifier(llm, strong=strong)
+    if name == "judge":
+        if judge_llm is None:
+            raise ValueError("the judge verifier needs an OpenAI-compatible endpoint: set WORKBENCH_LLM_BASE_URL "
+                             "(or --base-url) to a capable model")
+        return LLMVerifier(judge_llm, strong=True, name="judge")
+    raise ValueError(f"unknown verifier {name!r}; known: {', '.join(VERIFIERS)}")

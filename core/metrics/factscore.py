@@ -10,76 +10,21 @@ run the mean over dialogues, with a percentile-bootstrap 95% interval over dialo
 was sampled). The paper pools facts per response the same way (FActScore averages responses).
 
 The one entry point other parts call (the Metrics page, benchmarks, the Annotation page):
-`verify_facts(items, verifier) -> list[Verdict]`, with a verifier from `make_verifier`.
+`verify_facts(items, verifier) -> list[Verdict]` (core/metrics/verifier.py), with a verifier from
+`make_verifier` (core/metrics/fact_verifiers.py).
 """
 
 from __future__ import annotations
 
-import time
-from abc import ABC, abstractmethod
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-from core.metrics.fact_types import LABELS, NEI, REFUTES, SUPPORTS, FactItem, Passage, Verdict
+from core.metrics.fact_types import NEI, REFUTES, SUPPORTS, FactItem, Passage, Verdict
 from core.metrics.report import bootstrap_ci
-
-VERIFIERS = ("nli", "llm", "judge")
-
-
-class Verifier(ABC):
-    """Labels atomic facts. Subclasses implement `_verify` for items that have something to check
-    against; `verify` handles the cases every verifier treats alike."""
-
-    name: str = "verifier"
-
-    def verify(self, items: Sequence[FactItem]) -> list[Verdict]:
-        out: list[Verdict | None] = [None] * len(items)
-        todo = []
-        for i, item in enumerate(items):
-            if not item.fact.strip():
-                out[i] = Verdict(NEI, 1.0, (0.0, 0.0, 1.0), verifier=self.name, note="empty fact")
-            elif not item.evidence and not any(text.strip() for _, text in item.history):
-                out[i] = Verdict(NEI, 1.0, (0.0, 0.0, 1.0), verifier=self.name, note="no evidence and no history")
-            else:
-                todo.append(i)
-        if todo:
-            t0 = time.perf_counter()
-            got = self._verify([items[i] for i in todo])
-            share = (time.perf_counter() - t0) / len(todo)
-            for i, verdict in zip(todo, got):
-                out[i] = verdict if verdict.seconds else _with_seconds(verdict, share)
-        return out  # type: ignore[return-value]
-
-    @abstractmethod
-    def _verify(self, items: Sequence[FactItem]) -> list[Verdict]:
-        """One verdict per item, in order."""
-
-
-def _with_seconds(verdict: Verdict, seconds: float) -> Verdict:
-    from dataclasses import replace
-
-    return replace(verdict, seconds=seconds)
-
-
-def verify_facts(items: Sequence[FactItem], verifier: Verifier, batch_size: int = 32) -> list[Verdict]:
-    """The verifier's verdict for each item, in order (batched, so a long list streams through)."""
-    out: list[Verdict] = []
-    for start in range(0, len(items), batch_size):
-        out.extend(verifier.verify(items[start : start + batch_size]))
-    return out
-
-
-def verdict_from_probs(probs: Sequence[float], verifier: str, **extra) -> Verdict:
-    """The verdict of a probability vector over LABELS (ties go to Not Enough Info: a verifier that
-    cannot decide has not verified)."""
-    p = np.asarray(probs, dtype=float)
-    p = p / p.sum() if p.sum() > 0 else np.asarray([0.0, 0.0, 1.0])
-    best = max(range(3), key=lambda i: (p[i], i == 2))
-    return Verdict(LABELS[best], float(p[best]), tuple(float(x) for x in p), verifier=verifier, **extra)
-
+from core.metrics.verifier import Verifier, verify_facts
 
 # -- FactScore and NEIP ------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -170,28 +115,6 @@ def summarise_factscore(responses: Sequence[ResponseFacts], resamples: int = 100
         n_facts=sum(r.n_facts for r in responses),
         per_dialogue=per_dialogue,
     )
-
-
-# -- building verifiers ------------------------------------------------------------------------
-def make_verifier(name: str, *, llm=None, strong: bool = False, judge_llm=None, model_dir: str = "",
-                  nli_model: str = "", resources=None) -> Verifier:
-    """A verifier by name: `nli` (offline: NLI + lexical checks + the calibrated classifier in
-    assets/models/factcheck), `llm` (the paper's Table 8 prompt; a weak model scores the three
-    labels by likelihood), `judge` (an OpenAI-compatible endpoint as external judge)."""
-    from core.metrics import fact_verifiers as fv
-
-    if name == "nli":
-        return fv.NLIVerifier.load(model_dir, nli_model=nli_model, resources=resources)
-    if name == "llm":
-        if llm is None:
-            raise ValueError("the llm verifier needs an LLM (the configured backend)")
-        return fv.LLMVerifier(llm, strong=strong)
-    if name == "judge":
-        if judge_llm is None:
-            raise ValueError("the judge verifier needs an OpenAI-compatible endpoint: set WORKBENCH_LLM_BASE_URL "
-                             "(or --base-url) to a capable model")
-        return fv.LLMVerifier(judge_llm, strong=True, name="judge")
-    raise ValueError(f"unknown verifier {name!r}; known: {', '.join(VERIFIERS)}")
 
 
 # -- facts of a response, ready to verify -------------------------------------------------------

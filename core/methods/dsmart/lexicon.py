@@ -10,6 +10,7 @@ my 5th project"), so the two counts land on one Quantity node and its functional
 from __future__ import annotations
 
 from core.methods.dsmart.vocab import DSM
+from core.text import NUMBER_WORDS, ORDINAL_WORDS  # noqa: F401  (the package's one table, read here as lx.*)
 
 PERSON_NOUNS = frozenset(
     "person man woman boy girl friend sister brother mother father mom dad parent son daughter wife husband "
@@ -32,13 +33,6 @@ SECOND = frozenset("you your yours yourself yourselves".split())
 RELATIVE = frozenset("who which that whom".split())
 # aux verbs that make a clause hypothetical or advisory: it asserts nothing about the world
 HYPOTHETICAL = frozenset("would could should might may must".split())
-
-NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90})
-ORDINAL_WORDS = {w: i + 1 for i, w in enumerate(
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
 
 # units: a number of these measures an amount or a duration, it does not count things
 TIME_UNITS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week",
@@ -72,7 +66,6 @@ _add(DSM.likes, "like love enjoy adore prefer", "")
 _add(DSM.dislikes, "dislike hate detest", "")
 _add(DSM.has, "have own possess", "")
 
-LIVE_VERBS = frozenset("live reside relocate move settle".split())
 # "finished a 5K in 35 minutes": after these verbs in the past, 'in N minutes' is the time it took
 FINISH_VERBS = frozenset("finish complete run swim ride cycle bike walk hike row solve beat do".split())
 STORE_VERBS = frozenset("keep store put leave hang place move stash display".split())
@@ -120,3 +113,42 @@ COUNT_VERBS = {v: canon for canon, verbs in _COUNT_CLASSES.items() for v in verb
 
 def count_verb(lemma: str) -> str:
     return COUNT_VERBS.get(lemma, lemma)
+
+
+# -- function words the clause rules read (core/methods/dsmart/nodes.py, typed_values.py, clauses.py) --
+INCREMENT = frozenset("more another additional extra".split())  # "8 more postcards": an increment, not the count
+OCCASIONS = {"once": 1, "twice": 2, "thrice": 3}  # 'met up twice': a count of times, said by an adverb
+WINDOW_BEFORE = frozenset("last past next previous".split())  # "in the past 3 weeks", "the last 2 years": a window
+WINDOW_AFTER = frozenset("ago before earlier".split())  # "3 months ago": a window, no duration
+WHEN_PREPS = frozenset("in within by per a".split())  # "in 3 weeks", "3 times a week": when or how often, no duration
+YEAR_PREPS = frozenset("in since by until from of during before after".split())  # "in 2020": a year, no count
+SET_ASIDE = ("instead of", "rather than")  # "120 stars, rather than 300": the number set aside
+DEMONSTRATIVES = frozenset("that this it".split())  # "that's 15 books": the count of the clause before
+OBJECT_PRONOUNS = frozenset("it them".split())  # "... that I've worn them": the object of the same verb before
+DAY_PREPS = frozenset("on every".split())  # "on Mondays", "every Sunday"
+INTENSIFIERS = frozenset("very really so quite".split())  # no part of a thing's name
+FACILITY_PREPS = frozenset("on at in".split())  # "the music shop on Main St": placed by a facility name
+CONDITIONAL_MARKS = frozenset("if unless whether".split())  # "if I ...": asserts nothing
+PURPOSE_PREPS = frozenset("on for".split())  # "$75 on groceries": what an amount was for
+EMPLOYER_PREPS = frozenset("at with".split())  # "my job at Spotify", "an internship with NASA"
+PUT_VERBS = frozenset("move put place".split())  # "moved my passport to the drawer": 'to' places it too
+CAUSATIVE_VERBS = frozenset("get have".split())  # "where I got my guitar serviced": the caused event is there too
+REACH_VERBS = frozenset("hit reach".split())  # "my streak hit 60 days": the subject's value
+
+# -- roles and replacements (issue 29: general treatments of the written batches' misses) --------------
+# verbs that give their subject a role: 'elected president of', 'appointed treasurer', 'promoted to sous chef'
+ROLE_VERBS = frozenset("elect appoint name make promote vote choose select".split())
+# verbs whose 'as' object is the subject's role: 'I work as a line cook', 'I serve as secretary'
+AS_ROLE_VERBS = frozenset("work serve act volunteer".split())
+# groups a role is held in, when the verb is only 'be' / 'become' ('the treasurer of my book club');
+# 'a fan of jazz' names no group
+GROUP_NOUNS = frozenset("club association society committee board council team company band church school league "
+                        "union group organization organisation firm agency department chapter guild troop choir "
+                        "orchestra crew staff lab".split())
+ROLE_GROUP_PREPS = frozenset("of at in for with on".split())
+# replacement verbs: (preposition of the old thing or '' for the object, preposition of the new thing);
+# 'switched to Y' names only the new thing
+REPLACE_VERBS = {"switch": ("from", "to"), "trade": ("in", "for"), "replace": ("", "with"), "swap": ("", "for"),
+                 "exchange": ("", "for"), "upgrade": ("from", "to")}
+# the fixed properties a replaced thing hands on to its replacement (minted relations are handed on too)
+REPLACED_PROPERTIES = frozenset({DSM.has, DSM.worksFor, DSM.likes})

@@ -30,6 +30,7 @@ from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.replacements import replacement_updates
 from core.methods.dsmart.slots import SlotMatcher, slot_updates
 from core.methods.dsmart.statement import StatementMaker
 from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
@@ -159,7 +160,10 @@ class DynamicStructuredMemory:
                  + cf.opposite_conflicts(old, fragment))
         t_slots = time.perf_counter()
         slot_found, carried = slot_updates(old, fragment, self.slots)
-        found += slot_found
+        replaced, handed_on, withdrawn = replacement_updates(old, fragment)  # 'traded in X for Y': Y takes X's facts
+        found += slot_found + replaced
+        carried += handed_on
+        fragment -= set(withdrawn)
         for triple in carried:  # the restated slot keeps the old slot's description
             fragment.add(triple)
         timings["detect_slots"] = time.perf_counter() - t_slots

@@ -35,6 +35,7 @@ from rdflib import Graph, URIRef
 
 from core.methods.dsmart.lexicon import VALUE_VERBS
 from core.methods.dsmart.vocab import DSM, RELATION_BASE, label_of
+from core.text import singular
 
 SCHEDULE = (DSM.frequency, DSM.atTime, DSM.onDay)
 _LABEL = re.compile(r"^(?P<what>.*) \((?P<verb>\S+)(?: (?P<about>.*))?\)$")
@@ -53,7 +54,7 @@ def description(graph: Graph, node) -> str:
 
 
 def content(text: str) -> frozenset[str]:
-    return frozenset(w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOP)
+    return frozenset(singular(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
 
 
 def parts(graph: Graph, node) -> tuple[str, str]:
@@ -129,7 +130,7 @@ class SlotMatcher:
     def _names(self, text: str) -> frozenset[str]:
         """The proper-noun words of a slot ('Yamaha', 'FG800'; 'Zumba'): what names one thing."""
         # plural-insensitive, as `content`: a short phrase may tag 'cups' a name, and 'cup' is the same word
-        return frozenset(t.lower_.rstrip("s") for t in self._doc(text) if t.pos_ == "PROPN") if text else frozenset()
+        return frozenset(singular(t.lower_) for t in self._doc(text) if t.pos_ == "PROPN") if text else frozenset()
 
 
 def different_activities(a: tuple[str, str], b: tuple[str, str]) -> str:

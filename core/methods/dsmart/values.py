@@ -13,6 +13,7 @@ import re
 from rdflib import XSD, Literal
 
 from core.methods.dsmart.lexicon import FREQUENCY_ADVERBS, NUMBER_WORDS, ORDINAL_WORDS, TIME_UNITS
+from core.text import singular
 
 _ORDINAL = re.compile(r"^(\d+)(st|nd|rd|th)$")
 _CLOCK = re.compile(r"^\s*(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\.?\s*$", re.I)
@@ -37,10 +38,6 @@ def number_of(text: str) -> int | float | None:
     except ValueError:
         return None
     return int(value) if value.is_integer() else value
-
-
-def number_literal(value: int | float) -> Literal:
-    return Literal(value)  # rdflib types int as xsd:integer, float as xsd:double
 
 
 def date_literal(text: str) -> Literal:
@@ -114,8 +111,7 @@ def frequency_phrase(tokens) -> str | None:
 
 
 def _unit(word: str) -> str | None:
-    word = word.rstrip("s") if word.endswith("s") and word[:-1] in TIME_UNITS else word
-    return TIME_UNITS.get(word)
+    return TIME_UNITS.get(singular(word))
 
 
 def is_amount(term) -> bool:

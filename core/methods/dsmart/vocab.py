@@ -129,10 +129,6 @@ def turn_graph(index: int) -> URIRef:
     return URIRef(f"{TURN_BASE}{index}")
 
 
-def is_minted(term) -> bool:
-    return isinstance(term, URIRef) and str(term).startswith((ENTITY_BASE, CLASS_BASE, RELATION_BASE))
-
-
 def bind_prefixes(graph: Graph) -> Graph:
     graph.bind("dsm", BASE)
     graph.bind("ent", ENTITY_BASE)

@@ -5,7 +5,7 @@ runs the fact prompt (and the summary prompt) on that session and checks whether
 appears in the generated facts / summary, next to the symbolic facts the method falls back to
 (first-person sentences made standalone). Prints one JSON line per question and a summary line.
 
-  .venv/bin/python scripts/probe_sgmem_memory.py --limit 12 [--model default|small|large|path]
+  .venv/bin/python scripts/lab/probe_sgmem_memory.py --limit 12 [--model default|small|large|path]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from core.config import LLMSettings  # noqa: E402

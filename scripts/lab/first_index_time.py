@@ -2,7 +2,7 @@
 and process CPU seconds, with the progress callback the app shows. On a shared machine the CPU
 seconds are the figure to trust (wall time on 2 idle cores is about CPU / 1.8 with torch's 2 threads).
 
-Usage: .venv/bin/python scripts/first_index_time.py --data ../shared/data/locomo/locomo_dev.json --conversation conv-30 \
+Usage: .venv/bin/python scripts/lab/first_index_time.py --data ../shared/data/locomo/locomo_dev.json --conversation conv-30 \
            --embedder mpnet --retriever sgmem-t
 """
 
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from core.data.locomo import load_locomo
 from core.resources import load_embedder

@@ -17,6 +17,6 @@ for name, cfg in (("mcts-no-reasoner", MCTSConfig(use_reasoner=False)),):
     for it in items:
         t1 = time.perf_counter(); s.run(it["context"]); ts.append(time.perf_counter() - t1)
     rows[name] = {"median_s": round(float(np.median(ts)), 3), "p95_s": round(float(np.percentile(ts, 95)), 3), "n": len(ts)}
-out = {"date": time.strftime("%Y-%m-%dT%H:%M"), "command": "python scripts/mcts_query_time.py (10 DailyDialog test contexts, 4 turns)", "kb_sentences": len(kb), "kb_concepts": len(kb.concepts),
+out = {"date": time.strftime("%Y-%m-%dT%H:%M"), "command": "python scripts/lab/mcts_query_time.py (10 DailyDialog test contexts, 4 turns)", "kb_sentences": len(kb), "kb_concepts": len(kb.concepts),
        "load_s": round(load_s, 2), "query": rows, "load_average_1m": os.getloadavg()[0], "machine": "2 CPU cores shared, no GPU"}
 print(json.dumps(out, indent=1)); open('results/mcts-kb-50k-query.json', 'w').write(json.dumps(out, indent=1) + "\n")

@@ -4,7 +4,7 @@ versions of the code can be compared on exactly the same rounds without a model.
 the round's own text (no LLM), so everything but the conflict checks is the same in both runs.
 
 Usage (run it on two commits, with the same PYTHONHASHSEED: rdflib's iteration order follows it):
-    PYTHONHASHSEED=0 PYTHONPATH=. .venv/bin/python scripts/dsm_conflict_calls.py \
+    PYTHONHASHSEED=0 PYTHONPATH=. .venv/bin/python scripts/lab/dsm_conflict_calls.py \
         --data ../shared/data/longmemeval/longmemeval_oracle_dev.json --limit 3
 """
 

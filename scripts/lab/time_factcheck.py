@@ -2,7 +2,7 @@
 facts of the HybriDialogue dev file, with torch on one thread (so process CPU time is the work
 done, not OpenMP threads spinning while the machine is busy).
 
-    .venv/bin/python scripts/time_factcheck.py [--facts 40] [--out results/factcheck-verify-time.json]
+    .venv/bin/python scripts/lab/time_factcheck.py [--facts 40] [--out results/factcheck-verify-time.json]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main() -> int:
@@ -21,7 +21,7 @@ def main() -> int:
     import torch
 
     from core.data.hybridialogue import load_hybridialogue_facts
-    from core.metrics.factscore import make_verifier
+    from core.metrics.fact_verifiers import make_verifier
     from core.paths import SHARED_DIR, portable_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

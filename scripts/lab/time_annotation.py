@@ -1,7 +1,7 @@
 """Labelling round-trip on the Annotation page: key press to the next item shown, with 500 items in
 the task, in headless Chromium against `streamlit run` on this machine.
 
-Usage: .venv/bin/python scripts/time_annotation.py [--presses 60] [--data ../shared/data/hybridialogue/hybridial_annotated_dev.json]
+Usage: .venv/bin/python scripts/lab/time_annotation.py [--presses 60] [--data ../shared/data/hybridialogue/hybridial_annotated_dev.json]
 
 Prints JSON: median / p90 / max of "shown_ms" (keydown event -> the next item's id in the DOM) and
 of "idle_ms" (-> the run finished, buttons ready for the next key), over the timed presses (after 5
@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from core.annotation import AnnotationStore, ImportBatch

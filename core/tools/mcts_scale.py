@@ -9,12 +9,11 @@ the 50k build's time multiplied by N / 50k (both are linear in the number of sen
 separately as an extrapolation. Everything else is built for real at N: the FAISS index, the
 concept postings (N sentences), the node groups' sentence lists, the cache files, a reload.
 
-    python scripts/mcts_scale.py --sentences 1000000 --queries 30 --out results/mcts-scale-1m.json
+    .venv/bin/python -m core mcts-scale --sentences 1000000 --queries 30 --out results/mcts-scale-1m.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -25,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core.paths import SHARED_DIR
+
 
 
 def rss_mb() -> float:
@@ -69,20 +69,21 @@ def grow(kb, n_total: int, seed: int = 0):
     return big, {"copy_and_index_s": round(t_index, 2), "postings_s": round(t_postings, 2)}
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--kb", default=str(Path(__file__).resolve().parent.parent.parent / "shared/data/genericskb/GenericsKB.txt"))
+def add_arguments(p) -> None:
+    p.add_argument("--kb", default=str(SHARED_DIR / "data/genericskb/GenericsKB.txt"))
     p.add_argument("--kb-limit", type=int, default=None,
                    help="grow from the first N sentences' built slice (when the full KB is not built yet)")
     p.add_argument("--sentences", type=int, default=1_000_000)
     p.add_argument("--queries", type=int, default=30)
-    p.add_argument("--dialogues", default=str(Path(__file__).resolve().parent.parent.parent / "shared/data/dailydialog/dialogues_test.txt"))
+    p.add_argument("--dialogues", default=str(SHARED_DIR / "data/dailydialog/dialogues_test.txt"))
     p.add_argument("--work", default="/tmp/mcts-scale", help="where the grown KB is saved (deleted afterwards)")
     p.add_argument("--out", required=True)
-    args = p.parse_args()
+
+
+def main(args) -> int:
 
     from core.benchmarks.knowledge_retrieval import contexts
-    from core.methods.mcts.config import KBSettings, MCTSConfig
+    from core.methods.mcts.config import MCTSConfig
     from core.methods.mcts.groups import NodeGroups
     from core.methods.mcts.kb import KnowledgeBase, load_or_build
     from core.methods.mcts.retriever import KnowledgeSearch
@@ -132,8 +133,8 @@ def main() -> int:
         loaded.search(row[None, :], 5)
     rows["dense (FAISS flat, 1 query at a time)"] = {"mean_s": round((time.perf_counter() - t1) / len(q), 4), "n": len(q)}
     out = {
-        "command": "python scripts/mcts_scale.py " + " ".join(sys.argv[1:]), "load_average_1m_at_end": os.getloadavg()[0],
-        "sentences": args.sentences, "grown_from": len(kb), "how": "repetition with new ids (see scripts/mcts_scale.py)",
+        "command": ".venv/bin/python -m core " + " ".join(sys.argv[1:]), "load_average_1m_at_end": os.getloadavg()[0],
+        "sentences": args.sentences, "grown_from": len(kb), "how": "repetition with new ids (see `python -m core mcts-scale`)",
         "build_measured_s": t, "build_measured_total_s": round(sum(t.values()) - t["load_s"], 2),
         "embed_and_parse_extrapolated_s": round(small_build_s * args.sentences / len(kb), 1),  # linear: an estimate
         "small_kb_build_s": small_build_s,
@@ -146,7 +147,3 @@ def main() -> int:
     Path(args.out).write_text(json.dumps(out, indent=2))
     print(json.dumps(out, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Join the parts of a `bench dsm-update-answers` run split with --limit / --offset into one summary.
 
-Usage: .venv/bin/python scripts/merge_update_answers.py RUN_DIR [RUN_DIR ...] --out results/NAME.json [--rejudge]
+Usage: .venv/bin/python -m core merge-update-answers RUN_DIR [RUN_DIR ...] --out results/NAME.json [--rejudge]
 The items of every part are read (a question answered twice by one method is refused), the results
 are recomputed over all of them with the benchmark's own `aggregate`, and the header (benchmark,
 data, settings) comes from the first part, with each part's code version and wall time listed.
@@ -11,23 +11,17 @@ without asking the model again.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from core.benchmarks.update_answers import aggregate
-from core.eval import read_run
 
 
 def rejudge(items: list[dict], data: str) -> list[dict]:
-    from core.benchmarks.dsm_updates import answer_kind
-    from core.benchmarks.update_answers import judge
+    from core.benchmarks.dsm_check import answer_kind, judge
     from core.data.longmemeval import load_longmemeval
 
-    path = Path(data) if Path(data).is_absolute() else Path(__file__).resolve().parent.parent / data  # results name data from the repo root
+    from core.paths import REPO_ROOT
+
+    path = Path(data) if Path(data).is_absolute() else REPO_ROOT / data  # results name data from the repo root
     instances = {i.question_id: i for i in load_longmemeval(path)}
     out = []
     for item in items:
@@ -38,6 +32,9 @@ def rejudge(items: list[dict], data: str) -> list[dict]:
 
 
 def merge(runs: list[str], rejudged: bool = False) -> dict:
+    from core.benchmarks.update_answers import aggregate
+    from core.eval import read_run
+
     head, items, seen, parts = None, [], set(), []
     for run in runs:
         summary, part = read_run(run)
@@ -60,19 +57,16 @@ def merge(runs: list[str], rejudged: bool = False) -> dict:
     return out
 
 
-def main() -> int:
-    p = argparse.ArgumentParser()
+def add_arguments(p) -> None:
     p.add_argument("runs", nargs="+", help="folders written by python -m core bench dsm-update-answers")
     p.add_argument("--out", required=True)
     p.add_argument("--rejudge", action="store_true", help="judge the stored replies again with the current answer check")
-    args = p.parse_args()
+
+
+def main(args) -> int:
     merged = merge(args.runs, args.rejudge)
     Path(args.out).write_text(json.dumps(merged, indent=1))
     for method, r in merged["results"].items():
         print(f"{method}: accuracy {r['accuracy']:.3f} (current values {r['accuracy_latest']:.3f}), "
               f"stale only {r['stale_only']:.3f}, reply median {r['latency_median_s']} s, {r['questions']} questions")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

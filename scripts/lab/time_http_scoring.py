@@ -4,7 +4,7 @@ route), same GGUF, same threads, the two alternating so that they share the mach
 call's prompt starts with a new run number, so neither finds it in a prompt cache (a client does
 not erase a shared server's cache). Writes a JSON summary.
 
-    .venv/bin/python scripts/time_http_scoring.py --model default --repeats 3 --out results/http-scoring.json
+    .venv/bin/python scripts/lab/time_http_scoring.py --model default --repeats 3 --out results/http-scoring.json
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main() -> int:

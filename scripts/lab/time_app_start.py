@@ -1,7 +1,7 @@
 """Seconds from `streamlit run streamlit_app.py` to a healthy /_stcore/health, and to a first
 rendered Chat page answer-ready (the local model loads on the first chat request, not at start).
 
-Usage: .venv/bin/python scripts/time_app_start.py
+Usage: .venv/bin/python scripts/lab/time_app_start.py
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def main() -> int:

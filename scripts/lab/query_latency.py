@@ -3,7 +3,7 @@ retriever, then ask every question of the file against it (their vectors compute
 report p50 / p95 in wall time and in process CPU time (CPU time is what a shared machine does not
 inflate). Also the first query right after indexing, to check there is no model cold start.
 
-Usage: .venv/bin/python scripts/query_latency.py --data ../shared/data/longmemeval/longmemeval_s_subset.json \
+Usage: .venv/bin/python scripts/lab/query_latency.py --data ../shared/data/longmemeval/longmemeval_s_subset.json \
            --embedder minilm --methods bm25-s,rag-t,hybrid-s,sgmem-t,sgmem-s,sgmem-t+h,sgmem-s+h
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from core.data.longmemeval import load_longmemeval
 from core.resources import load_embedder

@@ -5,19 +5,15 @@ were written from (knowledge-update is left out), keeps first-person statements 
 written in digits, runs the spaCy extractor on each, and prints how many gave no typed (numeric,
 date or duration) value, with those sentences listed for reading. docs/dsm-updates.md, "Third session".
 
-Usage: .venv/bin/python scripts/value_coverage.py ../shared/data/longmemeval/longmemeval_oracle_dev.json [--n 300] [--seed 1]
+Usage: .venv/bin/python -m core value-coverage ../shared/data/longmemeval/longmemeval_oracle_dev.json [--n 300] [--seed 1]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 FIRST_PERSON = re.compile(r"\b(I|I've|I'm|my|we)\b")
 DIGITS = re.compile(r"(?<![\w$:/-])\d+(?![\w:/%-])")  # a number standing alone: not '80D', '5-2', '6:00', '20%'
@@ -47,13 +43,14 @@ def has_value(graph) -> bool:
     return any(is_fact(t) and isinstance(t[2], Literal) and not isinstance(t[2].toPython(), str) for t in graph)
 
 
-def main() -> int:
-    p = argparse.ArgumentParser()
+def add_arguments(p) -> None:
     p.add_argument("data")
     p.add_argument("--n", type=int, default=300)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--skip-type", default="knowledge-update")
-    args = p.parse_args()
+
+
+def main(args) -> int:
     from core.methods.dsmart.extract import SpacyExtractor, Utterance
     from core.resources import load_spacy
 
@@ -66,7 +63,3 @@ def main() -> int:
     for s in missed:
         print("-", s[:220])
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,8 +7,8 @@ waits for it. First a single user sends the same messages alone (the baseline), 
 at once. Errors = exceptions, st.error alerts, or runs that never finish.
 
 Usage:
-  .venv/bin/python scripts/load_test.py --backend fake  --sessions 20 --messages 3
-  .venv/bin/python scripts/load_test.py --backend local --sessions 20 --messages 1
+  .venv/bin/python scripts/lab/load_test.py --backend fake  --sessions 20 --messages 3
+  .venv/bin/python scripts/lab/load_test.py --backend local --sessions 20 --messages 1
 
 `fake` answers from an OpenAI-compatible stub on 127.0.0.1 at once (the app's own cost only);
 `local` is the embedded model the app loads by default. Prints a JSON summary; --out writes it.
@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.app_process import AppProcess  # noqa: E402
@@ -111,7 +111,7 @@ def main() -> int:
         "machine": f"{platform.machine()}, {platform.python_version()}", "warm_up": warm, "single_user": single,
         "concurrent": many, "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
         "p95_ratio": round(many["p95_s"] / single["p95_s"], 2) if many["p95_s"] and single["p95_s"] else None,
-        "command": " ".join(["scripts/load_test.py", *sys.argv[1:]]),
+        "command": " ".join(["scripts/lab/load_test.py", *sys.argv[1:]]),
     }
     text = json.dumps(summary, indent=1)
     print(text)

@@ -1,7 +1,8 @@
-"""Levels x methods with 95% bootstrap intervals from a retrieval benchmark run, as a small JSON
-for results/ (read by the Retrieval comparison page) and as markdown tables for docs/.
+"""Levels x methods with 95% bootstrap intervals from a retrieval run, as JSON for results/ and Markdown.
 
-Usage: .venv/bin/python scripts/retrieval_levels.py RUN_DIR [RUN_DIR ...] --out results/retrieval-levels-NAME.json
+The small JSON is read by the Retrieval comparison page; the Markdown tables go to docs/.
+
+Usage: .venv/bin/python -m core retrieval-levels RUN_DIR [RUN_DIR ...] --out results/retrieval-levels-NAME.json
 Several folders (one run split by --conversations over processes) are read as one: their items are
 concatenated (each question once), the header comes from the first.
 
@@ -12,25 +13,21 @@ each other one (mean and 95% bootstrap interval over the same questions).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.eval import read_run
-from core.retrieval.base import LEVELS
-from core.retrieval.report import LevelRow, level_summary, markdown, paired_difference
-
-
-def main() -> int:
-    p = argparse.ArgumentParser()
+def add_arguments(p) -> None:
     p.add_argument("runs", nargs="+", help="folders written by python -m core bench locomo-retrieval / longmemeval-retrieval")
     p.add_argument("--out", default="", help="write the summary here (JSON)")
     p.add_argument("--exclude-samples", default="", help="comma-separated sample_id values to leave out (LoCoMo)")
     p.add_argument("--paired", default="", help="FAMILY:OTHER,OTHER (e.g. sgmem+h:bm25,rag,hybrid)")
-    args = p.parse_args()
+
+
+def main(args) -> int:
+    from core.eval import read_run
+    from core.retrieval.report import LevelRow, level_summary, markdown
+
     summary, items, seen = None, [], set()
     excluded = {x for x in args.exclude_samples.split(",") if x}
     for run in args.runs:
@@ -69,6 +66,9 @@ def method_name(family: str, level: str) -> str:
 def paired_rows(items: list[dict], spec: str, metric: str = "recall@5") -> list[dict]:
     from dataclasses import asdict
 
+    from core.retrieval.base import LEVELS
+    from core.retrieval.report import paired_difference
+
     family, _, others = spec.partition(":")
     present = {m for i in items for m in i.get("methods", {})}
     rows = []
@@ -79,7 +79,3 @@ def paired_rows(items: list[dict], spec: str, metric: str = "recall@5") -> list[
             if a in present and b in present:
                 rows.append(asdict(paired_difference(items, a, b, metric)))
     return rows
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

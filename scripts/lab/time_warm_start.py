@@ -8,7 +8,7 @@ query time and index wait as the page reports them. `--no-warmup` runs the same 
 start off (WORKBENCH_WARMUP=0), for comparison.
 
 Needs Debian's Chromium and ../shared/data/locomo/locomo_dev.json.
-Usage: .venv/bin/python scripts/time_warm_start.py [--no-warmup] [--think 5] [--fresh-cache]
+Usage: .venv/bin/python scripts/lab/time_warm_start.py [--no-warmup] [--think 5] [--fresh-cache]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 
 

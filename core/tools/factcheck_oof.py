@@ -6,24 +6,29 @@ the facts into 5 folds by dialogue (the turns of one dialogue on one side), choo
 classifier's hyper-parameters inside each training fold exactly as the trainer does, labels the
 held-out fold, and reports agreement and FactScore / NEIP per response type (human vs verifier).
 
-    .venv/bin/python scripts/factcheck_oof.py --out results/hybridialogue-facts-dev-nli-oof.json
+    .venv/bin/python -m core factcheck-oof --out results/hybridialogue-facts-dev-nli-oof.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.paths import DEFAULT_CACHE_DIR, SHARED_DIR, portable_path  # noqa: E402
+from core.paths import DEFAULT_CACHE_DIR, SHARED_DIR, portable_path
 
 
-def main() -> int:
+def add_arguments(parser) -> None:
+    parser.add_argument("--data", default=str(SHARED_DIR / "data" / "hybridialogue" / "hybridial_annotated_dev.json"))
+    parser.add_argument("--signals-cache", default=str(DEFAULT_CACHE_DIR / "factcheck-signals.json"))
+    parser.add_argument("--out", default="results/hybridialogue-facts-dev-nli-oof.json")
+    parser.add_argument("--seed", type=int, default=13)
+
+
+def main(args) -> int:
     from sklearn.model_selection import GroupKFold
 
     from core.benchmarks.hybridialogue_facts import _key, per_type_scores
@@ -33,12 +38,6 @@ def main() -> int:
     from core.metrics.fact_train import agreement, cv_groups
     from core.metrics.fact_types import LABELS
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(SHARED_DIR / "data" / "hybridialogue" / "hybridial_annotated_dev.json"))
-    parser.add_argument("--signals-cache", default=str(DEFAULT_CACHE_DIR / "factcheck-signals.json"))
-    parser.add_argument("--out", default="results/hybridialogue-facts-dev-nli-oof.json")
-    parser.add_argument("--seed", type=int, default=13)
-    args = parser.parse_args()
 
     cache = json.loads(Path(args.signals_cache).read_text())
     if cache.get("data_sha256") != file_sha256(args.data):
@@ -70,12 +69,8 @@ def main() -> int:
                    "facts_per_type": {t: sum(f["type"] == t for f in facts) for t in sorted({f["type"] for f in facts})}})
     out = {"data": portable_path(args.data), "data_sha256": cache["data_sha256"], "folds": "5, grouped by dialogue",
            "seed": args.seed, "n_facts": len(facts), "chosen_per_fold": chosen, "results": {"nli-out-of-fold": result},
-           "command": "python scripts/factcheck_oof.py --out " + args.out}
+           "command": ".venv/bin/python -m core factcheck-oof --out " + args.out}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2))
     print(json.dumps(result, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

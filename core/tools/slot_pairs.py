@@ -1,4 +1,6 @@
-"""Every candidate slot pair (old slot, new slot of the same owner and kind) that the DSM scores while
+"""Log every candidate slot pair the DSM scores on knowledge-update dialogues, with its cosine.
+
+Every candidate slot pair (old slot, new slot of the same owner and kind) that the DSM scores while
 it reads the dev-split knowledge-update dialogues, with its embedding cosine: the data the slot
 threshold (DSMConfig.slot_threshold) is calibrated on (docs/dsm-updates.md).
 
@@ -6,18 +8,26 @@ Pairs are logged with the threshold in force (the graph evolves as with the defa
 below the threshold is logged but prunes nothing. Label the pairs by hand (same slot or not) and
 pick the threshold that separates them.
 
-Usage: .venv/bin/python scripts/slot_pairs.py DATA.json OUT.jsonl [--limit N] [--threshold T]
+Usage: .venv/bin/python -m core slot-pairs DATA.json OUT.jsonl [--limit N] [--threshold T]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
 
 
-def main() -> None:
+def add_arguments(parser) -> None:
+    from core.methods.dsmart.config import DSMConfig
+
+    parser.add_argument("data")
+    parser.add_argument("out")
+    parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--threshold", type=float, default=DSMConfig().slot_threshold)
+
+
+def main(args) -> int:
     from core.benchmarks.dsm_updates import rounds
     from core.data.longmemeval import load_longmemeval
     from core.methods.dsmart.config import DSMConfig
@@ -25,12 +35,6 @@ def main() -> None:
     from core.methods.dsmart.vocab import label_of
     from core.resources import load_embedder, load_spacy
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("data")
-    parser.add_argument("out")
-    parser.add_argument("--limit", type=int, default=0)
-    parser.add_argument("--threshold", type=float, default=DSMConfig().slot_threshold)
-    args = parser.parse_args()
     config = replace(DSMConfig(), statements="text", llm_conflicts="off", reasoner=False, background=False,
                      slot_threshold=args.threshold)
     nlp, embedder = load_spacy(), load_embedder()
@@ -47,7 +51,4 @@ def main() -> None:
                                         "old": pair.old_text, "new": pair.new_text, "score": round(pair.score, 4),
                                         "matched": pair.matched, "stale": [str(v) for v in stale]}) + "\n")
             print(inst.question_id, flush=True)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,29 +1,28 @@
-"""Paired differences of a finished `knowledge-retrieval` run, recomputed from its items: each MCTS
+"""Add the paired differences (MCTS minus each baseline) to a finished `knowledge-retrieval` run.
+
+Paired differences of a finished `knowledge-retrieval` run, recomputed from its items: each MCTS
 row minus each baseline on the same contexts, with 95% bootstrap intervals (the `paired` block the
 benchmark writes since 2026-11-25; this adds it to runs made before).
 
-    python scripts/knowledge_paired.py .workbench/runs/knowledge-dd-kb50k-100 --out results/x.json
+    python -m core knowledge-paired .workbench/runs/knowledge-dd-kb50k-100 --out results/x.json
 
 The output is the run's summary.json with `paired` added (same BERTScore and NLI settings as the run).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-def main(argv=None) -> int:
-    from core.benchmarks.knowledge_retrieval import paired_differences, per_context
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser) -> None:
     parser.add_argument("run", type=Path, help="run folder with summary.json and items.jsonl")
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+
+
+def main(args) -> int:
+    from core.benchmarks.knowledge_retrieval import paired_differences, per_context
+
     summary = json.loads((args.run / "summary.json").read_text())
     items = [json.loads(line) for line in (args.run / "items.jsonl").read_text().splitlines() if line.strip()]
     methods = summary["settings"]["methods"]
@@ -35,7 +34,3 @@ def main(argv=None) -> int:
     for pair, cell in summary["paired"].items():
         print(pair, {m: f"{v['diff']:+.2f} [{v['low']:+.2f}, {v['high']:+.2f}]" for m, v in cell.items()})
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

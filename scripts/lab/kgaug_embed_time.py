@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Usage: python scripts/kgaug_embed_time.py -- wall and CPU time of one MiniLM query embedding (KAPING's per-query cost),
+"""Usage: python scripts/lab/kgaug_embed_time.py -- wall and CPU time of one MiniLM query embedding (KAPING's per-query cost),
 with torch's default threads and with one thread."""
 import time, sys, numpy as np, torch
 from core.resources import load_embedder

@@ -1,7 +1,7 @@
 """Build (or load) the MCTS knowledge base of a GenericsKB file and record what the build cost:
 wall time, peak memory, size on disk, and the machine's load average sampled while it ran.
 
-    nice -n 10 python scripts/mcts_build_kb.py --kb ../shared/data/genericskb/GenericsKB.txt \
+    nice -n 10 .venv/bin/python -m core mcts-build-kb --kb ../shared/data/genericskb/GenericsKB.txt \
         --out results/mcts-kb-50k-build.json
 
 The build resumes through the on-disk embedding cache, so an interrupted run restarts where it
@@ -10,7 +10,6 @@ stopped (and a rebuild with a warm cache times the parse and index steps, not th
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -19,7 +18,6 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def folder_bytes(folder: Path) -> int:
@@ -53,12 +51,13 @@ class LoadSampler:
         return {"min": round(s[0], 2), "median": round(s[len(s) // 2], 2), "max": round(s[-1], 2), "samples": len(s)}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser) -> None:
     parser.add_argument("--kb", default="../shared/data/genericskb/GenericsKB.txt")
     parser.add_argument("--limit", type=int, default=None, help="first N distinct sentences (a slice)")
     parser.add_argument("--out", required=True, help="JSON summary to write")
-    args = parser.parse_args()
+
+
+def main(args) -> int:
 
     from core.methods.mcts.kb import KBSettings, load_or_build
     from core.resources import load_embedder
@@ -82,7 +81,7 @@ def main() -> int:
     out = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} CPU cores, no GPU",
-        "command": "python " + " ".join(sys.argv),
+        "command": ".venv/bin/python -m core " + " ".join(sys.argv[1:]),
         "kb": args.kb, "limit": args.limit,
         "sentences": len(kb), "concepts": len(kb.concepts), "groups": kb.groups.n_groups if kb.groups else None,
         "wall_s": round(wall, 1), "header_build_s": kb.header.get("build_s"),
@@ -95,7 +94,3 @@ def main() -> int:
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

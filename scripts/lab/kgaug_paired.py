@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Usage: python scripts/kgaug_paired.py RUN/items.jsonl > out.json
+"""Usage: python scripts/lab/kgaug_paired.py RUN/items.jsonl > out.json
 
 Paired comparison of rankers on an opendialkg-triples items.jsonl: bootstrap CI of recall@5
 differences, and recall@5 by the gold walk's first relation and by candidate count."""
