@@ -569,7 +569,19 @@ def _run_loadtest(args) -> int:
     os.chdir(paths.REPO_ROOT)
     os.execv(sys.executable, argv)
     return 1  # not reached
-    _add_tools(sub)
+
+
+# -- package tools (core/tools/) --------------------------------------------------------------------
+def _add_tools(sub) -> None:
+    import importlib
+
+    from core.tools import TOOLS
+
+    for name, module_name in TOOLS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0].replace("%", "%%"))
+        module.add_arguments(p)
+        p.set_defaults(func=module.main)
 
 
 def build_parser() -> argparse.ArgumentParser:
