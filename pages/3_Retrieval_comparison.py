@@ -26,7 +26,7 @@ st.title("Retrieval comparison")
 st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks ranked by mean sentence similarity) against "
            "chunk RAG (cosine over turn/round/session embeddings) and BM25 over the same chunks; `hybrid-*` fuses BM25 and dense "
            "over chunks, `sgmem-*+h` seeds the graph from both. Embedder: the one chosen on the home page; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
-           "insights (slow with the embedded 135M model; meaningful only with a capable endpoint).")
+           "insights (slow with the embedded 0.5B model; meaningful only with a capable endpoint).")
 
 compare_tab, runs_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark results", "Commonsense knowledge (MCTS)"])
 

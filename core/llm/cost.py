@@ -123,10 +123,6 @@ def stage(name: str) -> Iterator[None]:
         _STAGE.reset(token)
 
 
-def current_stage() -> str:
-    return _STAGE.get()
-
-
 def record(calls: int, prompt_tokens: int, completion_tokens: int) -> None:
     """Add one piece of LLM work to every meter active in this context (backends call this
     through the `LLM` base class, never directly)."""
