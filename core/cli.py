@@ -79,12 +79,48 @@ def _add_bench(sub) -> None:
         b.set_defaults(func=_run_bench)
 
 
+def llm_settings_from_spec(spec: str, base_url: str = "", api_key: str = "") -> LLMSettings:
+    """`local:default|small|large|PATH`, `transformers:ID`, `openai:MODEL` -> LLMSettings (the QA
+    benchmarks' --reader and --judge)."""
+    backend, _, model = spec.partition(":")
+    if backend not in BACKENDS:
+        raise SystemExit(f"LLM spec {spec!r}: start with local:, transformers: or openai:")
+    if backend == "openai" and not model:
+        raise SystemExit(f"LLM spec {spec!r}: name the model, e.g. openai:gpt-4o-mini")
+    return LLMSettings(backend=backend, model=model, base_url=base_url if backend == "openai" else "",
+                       api_key=api_key if backend == "openai" else "")
+
+
+def _judge_factory(args):
+    """reader LLM -> judge LLM for --judge (none: no judge; reader: the reader itself)."""
+    spec = getattr(args, "judge", "none") or "none"
+    if spec == "none":
+        return None
+    if spec == "reader":
+        return lambda reader: reader
+
+    def make(reader):
+        from core.llm import make_llm
+        from core.resources import load_shared_llm
+
+        key = os.environ.get("WORKBENCH_JUDGE_API_KEY") or os.environ.get("WORKBENCH_LLM_API_KEY", "")
+        settings = llm_settings_from_spec(spec, getattr(args, "judge_base_url", ""), key)
+        return make_llm(settings) if settings.backend == "openai" else load_shared_llm(settings)
+
+    return make
+
+
 def _run_bench(args) -> int:
-    from core.eval import BenchContext, run_benchmark
+    from core.eval import BenchContext, load_benchmark, run_benchmark
 
     common = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
               "backend", "model", "base_url", "strong"}
     settings = llm_settings_from_args(args)
+    if getattr(args, "reader", ""):
+        reader = llm_settings_from_spec(args.reader, args.base_url or "", os.environ.get("WORKBENCH_LLM_API_KEY", ""))
+        settings = LLMSettings(backend=reader.backend, model=reader.model, base_url=reader.base_url,
+                               api_key=reader.api_key, strong=args.strong, threads=settings.threads)
+    module = load_benchmark(args.benchmark)
     ctx = BenchContext(
         name=args.benchmark,
         data=args.data,
@@ -95,7 +131,10 @@ def _run_bench(args) -> int:
         options={k: v for k, v in vars(args).items() if k not in common},
         make_tools=lambda: make_toolkit(settings, embedder=args.embedder),
         progress=not args.quiet,
+        resume=bool(getattr(module, "RESUMABLE", False)) and not getattr(args, "fresh", False),
+        make_judge=_judge_factory(args),
     )
+    ctx.options["reader_describe"] = settings.describe()
     summary = run_benchmark(ctx)
     print(json.dumps({"results": summary["results"], "out": str(args.out)}, indent=2, default=str))
     return 0

@@ -39,6 +39,8 @@ BENCHMARKS: dict[str, str] = {
     "opendialkg-triples": "core.benchmarks.opendialkg_triples",
     "opendialkg-response": "core.benchmarks.opendialkg_response",
     "hybridialogue-facts": "core.benchmarks.hybridialogue_facts",
+    "locomo-qa": "core.benchmarks.locomo_qa",
+    "longmemeval-qa": "core.benchmarks.longmemeval_qa",
 }
 
 
@@ -53,10 +55,20 @@ class BenchContext:
     options: dict[str, Any] = field(default_factory=dict)  # benchmark-specific flags
     make_tools: Callable[[], Any] | None = None  # -> core.methods.Toolkit (loads models on demand)
     progress: bool = True
+    # a benchmark that resumes (RESUMABLE = True) reads back the rows of a killed run of the same
+    # command in `previous_items` and appends to items.jsonl instead of starting it afresh
+    resume: bool = False
+    make_judge: Callable[[Any], Any] | None = None  # reader LLM -> judge LLM (or None): QA benchmarks
 
     def __post_init__(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
-        self._items = (self.out / "items.jsonl").open("w", encoding="utf-8")
+        path = self.out / "items.jsonl"
+        self.previous_items: list[dict] = read_items(path) if self.resume and path.exists() else []
+        if self.resume and path.exists():
+            # rewrite without a last row cut off by the kill, so appended rows start on a clean line
+            path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in self.previous_items), encoding="utf-8")
+        self._items = path.open("a" if self.resume else "w", encoding="utf-8")
+        self.written_items: list[dict] = []
         self.cost: dict[str, dict[str, dict[str, int]]] = {}  # method -> stage -> LLM calls and tokens
 
     @contextmanager
@@ -70,6 +82,7 @@ class BenchContext:
                 self.cost[method] = llm_cost.merge(self.cost.get(method, {}), meter.as_dict())
 
     def write_item(self, item: dict) -> None:
+        self.written_items.append(item)
         self._items.write(json.dumps(item, ensure_ascii=False) + "\n")
         self._items.flush()
 
@@ -157,6 +170,19 @@ def run_benchmark(ctx: BenchContext) -> dict:
     }
     (ctx.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
     return summary
+
+
+def read_items(path: str | Path) -> list[dict]:
+    """Rows of an items.jsonl; a line that does not parse (a row cut off by a kill) is left out."""
+    rows = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return rows
 
 
 def read_run(out_dir: str | Path) -> tuple[dict, list[dict]]:
