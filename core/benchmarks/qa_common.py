@@ -86,7 +86,7 @@ def stratified_sample(questions: Sequence[QAQuestion], limit: int | None, seed: 
     quota = {c: limit * len(ix) / total for c, ix in groups.items()}
     take = {c: min(len(groups[c]), max(1, int(v))) for c, v in quota.items()}
     while sum(take.values()) > limit:  # more categories than the limit allows one each
-        take[min(take, key=lambda c: (quota[c], c))] -= 1
+        take[min((c for c in take if take[c] > 0), key=lambda c: (quota[c], c))] -= 1
     for c in sorted(quota, key=lambda c: (-(quota[c] - int(quota[c])), c)):
         if sum(take.values()) >= limit:
             break
@@ -231,6 +231,9 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     from core.methods import Toolkit
     from core.metrics.qa_judge import QAJudge
 
+    budget = int(ctx.options.get("budget") or 0)
+    if budget < 1:
+        raise ValueError(f"--budget must be a positive number of tokens, got {budget}")
     ctx.options["qa"] = True  # retrieval_common.setup: load the LLM
     s = ev.setup(ctx, retriever_names(ctx.methods))
     reader = s.llm
@@ -238,9 +241,6 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     judge = QAJudge(judge_llm) if judge_llm is not None else None
     tools = Toolkit(llm=reader, embedder=s.retriever_context.embedder, strong=s.strong)
     sources, skipped = make_sources(ctx.methods, s.retriever_context, lambda: tools)
-    budget = int(ctx.options.get("budget") or 0)
-    if budget < 16:
-        raise ValueError(f"--budget must be at least 16 tokens, got {budget}")
     window = int(ctx.options.get("window") or 0) or int(getattr(getattr(reader, "options", None), "n_ctx", 0) or 16384)
     settings = {"benchmark": benchmark, "data": str(ctx.data), "reader": reader.name,
                 "judge": judge.name if judge else "none", "budget": budget, "prompt": fmt.prompt,
