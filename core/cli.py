@@ -496,6 +496,34 @@ def _run_train_triton(args) -> int:
     return 0
 
 
+# -- judge-agreement ------------------------------------------------------------------------------
+def _add_judge_agreement(sub) -> None:
+    p = sub.add_parser("judge-agreement", help="agreement (accuracy, Cohen's kappa) of a QA judge with hand-labelled answers")
+    p.add_argument("--labels", type=Path, default=paths.REPO_ROOT / "benchmarks" / "qa_judge_labels.jsonl",
+                   help="JSONL of question, gold, answer, label (1 correct, 0 incorrect)")
+    p.add_argument("--judge", default="none", help="local:MODEL | openai:MODEL | none (only the offline F1 reference)")
+    p.add_argument("--judge-base-url", default="", help="endpoint of an openai: judge")
+    p.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
+    p.set_defaults(func=_run_judge_agreement)
+
+
+def _run_judge_agreement(args) -> int:
+    from core.metrics.qa_judge import QAJudge, judge_agreement, load_labels
+
+    rows = load_labels(args.labels)
+    factory = _judge_factory(args)
+    judge = QAJudge(factory(None)) if factory is not None and args.judge != "reader" else None
+    out = {"labels_file": paths.portable_path(args.labels), **judge_agreement(judge, rows)}
+    for name in [k for k in out if k.startswith("f1>=")] + (["judge"] if "judge" in out else []):
+        r = out[name]
+        print(f"{out[name].get('name', name)}: accuracy {r['accuracy']:.3f}, kappa {r['kappa']:.3f} "
+              f"over {r['judged']} of {r['n']} labelled answers ({r['no_verdict']} without a verdict)")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Dialogue memory and factuality workbench")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -508,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train_triton(sub)
     _add_train_factcheck(sub)
     _add_annotation(sub)
+    _add_judge_agreement(sub)
     return parser
 
 
