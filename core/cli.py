@@ -524,6 +524,36 @@ def _run_judge_agreement(args) -> int:
     return 0
 
 
+# -- qa-report ------------------------------------------------------------------------------------
+def _add_qa_report(sub) -> None:
+    p = sub.add_parser("qa-report", help="the QA summary of a locomo-qa / longmemeval-qa run folder, from its items "
+                       "(a run still going or killed included)")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--boot", type=int, default=2000, help="bootstrap resamples")
+    p.add_argument("--out", type=Path, default=None, help="write the report as JSON here")
+    p.set_defaults(func=_run_qa_report)
+
+
+def _run_qa_report(args) -> int:
+    from core.benchmarks.qa_report import summarise
+    from core.eval import read_items
+
+    items = read_items(args.folder / "items.jsonl")
+    report = summarise(items, boot=args.boot)
+    report["questions"] = len({i["question_id"] for i in items})
+    print(f"{report['questions']} questions, {len(items)} items")
+    for m, r in report["results"].items():
+        ci = r.get("f1_ci95", [float("nan")] * 2)
+        print(f"{m:>12}  F1 {r.get('f1', float('nan')):.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  EM {r.get('em', float('nan')):.3f}  "
+              f"n {r['n']}  no_fit {r['no_fit']}  tokens {r['context_tokens_mean']}  p50 {r['latency_p50_s']} s")
+    for k, v in report["paired"]["f1"].items():
+        print(f"  {k:>26}: {v['diff']:+.3f} [{v['ci95'][0]:+.3f}, {v['ci95'][1]:+.3f}] n={v['n']}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Dialogue memory and factuality workbench")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -537,6 +567,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train_factcheck(sub)
     _add_annotation(sub)
     _add_judge_agreement(sub)
+    _add_qa_report(sub)
     return parser
 
 

@@ -262,3 +262,36 @@ def test_report_recomputes_the_summary_from_items():
     assert out["results"]["b"]["f1"] == 0.5 and out["results"]["a"]["f1"] == 0.0
     pair = out["paired"]["f1"]["b - a"]
     assert pair["diff"] == 0.5 and pair["ci95"][0] > 0 and np.isclose(out["results"]["b"]["latency_p95_s"], 1.0)
+
+
+def test_longmemeval_qa_on_the_oracle_file_with_per_type_judging(tmp_path, shared_data):
+    from core.eval import BenchContext, read_run, run_benchmark
+    from core.llm.fake import ScriptedLLM
+    from core.methods import Toolkit
+    from core.resources import load_embedder
+
+    data = shared_data / "longmemeval" / "longmemeval_oracle_dev.json"
+    if not data.is_file():
+        pytest.skip(f"{data} not found")
+    reader = ScriptedLLM(lambda m: "Zyzzyva")
+    judge = ScriptedLLM(lambda m: "yes" if "unanswerable" in m[-1].content else "no")
+    tools = Toolkit(llm=reader, embedder=load_embedder("hashing"))
+    ctx = BenchContext(name="longmemeval-qa", data=data, out=tmp_path / "out", methods=["base", "bm25-r", "full"], limit=12,
+                       seed=0, options={"embedder": "hashing", "no_embedding_cache": True, "budget": 300, "window": 4096,
+                                        "boot": 100}, make_tools=lambda: tools, progress=False, make_judge=lambda r: judge)
+    run_benchmark(ctx)
+    summary, items = read_run(tmp_path / "out")
+    questions = {i["question_id"]: i for i in items}
+    assert len(questions) == 12 and len({i["category"] for i in items}) >= 5  # stratified over question types
+    prompts = [m[-1].content for m in reader.requests]
+    assert all(p.startswith("I will give you several history chats") and "Current Date:" in p for p in prompts)
+    for i in items:
+        if i["status"] != "ok":
+            continue
+        if i["category"] == "abstention":
+            assert i["f1"] is None and i["judge"] == 1  # scored by the judge only
+        else:
+            assert i["f1"] == 0.0 and i["judge"] == 0
+        if i["method"] != "full":
+            assert i["context_tokens"] <= 300
+    assert summary["settings"]["prompt"] == "qa_longmemeval" and summary["questions"] == 12

@@ -21,7 +21,8 @@ from typing import Callable, Sequence
 
 from core.benchmarks.qa_sources import FullSource, Piece, Source, make_sources, pack, retriever_names
 
-RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "max_tokens", "embedder", "window")
+RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "max_tokens", "stop", "embedder", "window")
+STOP = ["\n"]  # the answer is one short line; a model that goes on is cut there
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def _read(jobs: list[Job], reader, fmt: QAFormat) -> None:
         first.setdefault(j.prompt, j)
     unique = list(first.values())
     t0 = time.perf_counter()
-    replies = reader.chat_batch([j.prompt for j in unique], temperature=0.0, max_tokens=fmt.max_tokens, stop=["\n\n"]) if unique else []
+    replies = reader.chat_batch([j.prompt for j in unique], temperature=0.0, max_tokens=fmt.max_tokens, stop=STOP) if unique else []
     wall = time.perf_counter() - t0
     by_prompt = {j.prompt: r for j, r in zip(unique, replies)}
     for j in todo:
@@ -244,7 +245,7 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     window = int(ctx.options.get("window") or 0) or int(getattr(getattr(reader, "options", None), "n_ctx", 0) or 16384)
     settings = {"benchmark": benchmark, "data": str(ctx.data), "reader": reader.name,
                 "judge": judge.name if judge else "none", "budget": budget, "prompt": fmt.prompt,
-                "max_tokens": fmt.max_tokens, "embedder": s.embedder_name, "window": window}
+                "max_tokens": fmt.max_tokens, "stop": STOP, "embedder": s.embedder_name, "window": window}
     key = run_key(settings)
     previous = previous_rows(ctx, key)
     done = {(r["method"], r["question_id"]) for r in previous}
@@ -272,5 +273,14 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
                   "scoring": "LoCoMo normalisation (task_eval/evaluation.py)"},
         extra={"questions": total, "conversations": len(conversations), "paired": report["paired"],
                "bad_input": report["bad_input"], "resumed_items": len(previous),
-               "answer_wall_s": round(time.perf_counter() - t0, 3)},
+               "answer_wall_s": round(time.perf_counter() - t0, 3), "cpu_s": _cpu_seconds()},
     )
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process so far (all threads, the in-process model's included): a
+    load-independent measure of the run's work on a shared machine."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return round(usage.ru_utime + usage.ru_stime, 1)
