@@ -295,3 +295,20 @@ def test_longmemeval_qa_on_the_oracle_file_with_per_type_judging(tmp_path, share
         if i["method"] != "full":
             assert i["context_tokens"] <= 300
     assert summary["settings"]["prompt"] == "qa_longmemeval" and summary["questions"] == 12
+
+
+def test_memory_methods_answer_from_their_own_memory(tmp_path):
+    """dsm / dsmart read one shared D-SMART graph of the conversation; mcts-t walks its sentences."""
+    from core.eval import read_run
+    from core.llm.fake import ScriptedLLM
+
+    summary = _run(tmp_path, ScriptedLLM(_reader_by_question), ["dsm", "dsmart", "mcts-t"], budget=60)
+    _, items = read_run(tmp_path / "out")
+    assert {i["method"] for i in items} == {"dsm", "dsmart", "mcts-t"}
+    dsm = [i for i in items if i["method"] == "dsm" and i["status"] == "ok"]
+    assert dsm and all(0 < i["context_tokens"] <= 60 and "MEMORY:" in i["context"] for i in dsm)
+    # the graph's facts, with its role nodes read as the speakers' names
+    assert all("Ann | adopt | cat" in i["context"] and "Ann's sister | livesIn | Lisbon" in i["context"] for i in dsm)
+    assert not any("user |" in i["context"] for i in items if i["status"] == "ok")
+    assert all(i["context_tokens"] <= 60 for i in items if i["status"] == "ok")
+    assert summary["timings"]["dsm"]["build"]["n"] == 1

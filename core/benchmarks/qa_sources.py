@@ -164,12 +164,37 @@ class DsmSource(Source):
             from core.methods.dsmart.method import memory_lines
 
             lines = memory_lines(method.memory.graph, 10_000)
-            return [Piece(line, approx_tokens(line), "dsm") for line in lines]
-        return [memory_piece(e) for e in method.retrieve(self.shared.dialogue, query, 10_000)]
+        else:
+            lines = [e.text for e in method.retrieve(self.shared.dialogue, query, 10_000)]
+        lines = [named(line, self.shared.names) for line in lines]
+        return [Piece(line, approx_tokens(line), self.name) for line in lines]
 
     def settings(self) -> dict:
         return {"memory": "D-SMART graph (symbolic extractor with a weak LLM)",
                 "context": "whole graph, user facts first" if self.name == "dsm" else "facts around linked entities"}
+
+
+def speaker_names(dialogue: Dialogue) -> dict[str, str]:
+    """role -> the speaker who plays it (benchmark dialogues between two named people)."""
+    names: dict[str, str] = {}
+    for t in dialogue.turns():
+        if t.speaker and t.speaker != t.role:
+            names.setdefault(t.role, t.speaker)
+    return names
+
+
+def named(line: str, names: dict[str, str]) -> str:
+    """A memory line with the graph's role nodes ("user", "user's sister") read as the speakers'
+    names: between two people the roles say nothing about who is who."""
+    fields = []
+    for f in line.split(" | "):
+        for role, name in names.items():
+            if f == role:
+                f = name
+            elif f.startswith(role + "'s "):
+                f = name + f[len(role):]
+        fields.append(f)
+    return " | ".join(fields)
 
 
 class DsmMemory:
@@ -180,6 +205,7 @@ class DsmMemory:
         self.dialogue: Dialogue | None = None
         self.method = None
         self.seconds = 0.0
+        self.names: dict[str, str] = {}
 
     def build(self, dialogue: Dialogue) -> None:
         if self.dialogue is dialogue:
@@ -190,6 +216,7 @@ class DsmMemory:
         self.method.flush()
         self.method.wait()
         self.dialogue = dialogue
+        self.names = speaker_names(dialogue)
         self.seconds = time.perf_counter() - t0
 
 
