@@ -544,8 +544,9 @@ def _run_qa_report(args) -> int:
     print(f"{report['questions']} questions, {len(items)} items")
     for m, r in report["results"].items():
         ci = r.get("f1_ci95", [float("nan")] * 2)
+        judged = f"  judge (unvalidated) {r['judge_accuracy']:.3f}" if "judge_accuracy" in r else ""
         print(f"{m:>12}  F1 {r.get('f1', float('nan')):.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  EM {r.get('em', float('nan')):.3f}  "
-              f"n {r['n']}  no_fit {r['no_fit']}  tokens {r['context_tokens_mean']}  p50 {r['latency_p50_s']} s")
+              f"n {r['n']}  no_fit {r['no_fit']}  tokens {r['context_tokens_mean']}  p50 {r['latency_p50_s']} s{judged}")
     for k, v in report["paired"]["f1"].items():
         print(f"  {k:>26}: {v['diff']:+.3f} [{v['ci95'][0]:+.3f}, {v['ci95'][1]:+.3f}] n={v['n']}")
     if args.out:

@@ -251,6 +251,20 @@ def test_locomo_qa_with_a_judge_records_verdicts_and_missing_ones(tmp_path):
     assert summary["bad_input"]["judge_no_verdict"] == 1
     assert summary["results"]["bm25-t"]["judge_accuracy"] == pytest.approx(0.5)
     assert summary["settings"]["judge"] == "scripted-judge" and summary["settings"]["judge_status"] == "unvalidated"
+    assert summary["results"]["bm25-t"]["judge_status"] == "unvalidated"
+
+
+def test_judge_status_names_a_matching_agreement_file(tmp_path):
+    from core.benchmarks.qa_common import judge_status
+    from core.llm.fake import ScriptedLLM
+    from core.metrics.qa_judge import QAJudge
+
+    judge = QAJudge(ScriptedLLM())
+    path = tmp_path / "agreement.json"
+    path.write_text(json.dumps({"judge": {"name": "scripted", "judged": 60, "accuracy": 0.9, "kappa": 0.8}}))
+    assert judge_status(judge, str(path)).startswith("validated on 60") and judge_status(judge, "") == "unvalidated"
+    path.write_text(json.dumps({"judge": {"name": "other", "judged": 60, "accuracy": 0.9, "kappa": 0.8}}))
+    assert judge_status(judge, str(path)).startswith("unvalidated") and judge_status(None, "") == "no judge"
 
 
 def test_report_recomputes_the_summary_from_items():

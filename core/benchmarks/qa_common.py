@@ -69,6 +69,8 @@ def add_qa_arguments(parser, default_budget: int) -> None:
     g.add_argument("--judge", default="none", help="none | reader | local:MODEL | openai:MODEL (key from "
                    "WORKBENCH_JUDGE_API_KEY, else WORKBENCH_LLM_API_KEY); judged with the published prompts")
     g.add_argument("--judge-base-url", default="", help="endpoint of an openai: judge")
+    g.add_argument("--judge-agreement", default="", help="JSON written by `python -m core judge-agreement --out`: "
+                   "the judge's agreement with the hand labels, recorded with its accuracy (else marked unvalidated)")
     g.add_argument("--fresh", action="store_true", help="start over: discard items.jsonl in --out instead of resuming")
     g.add_argument("--boot", type=int, default=2000, help="bootstrap resamples for the intervals")
 
@@ -261,20 +263,39 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     items = previous + ctx.written_items
     names = [x.name for x in sources]
     report = qa_report.summarise(items, names, boot=int(ctx.options.get("boot", 2000)), seed=ctx.seed)
-    build_cost = {m: v for m, v in ctx.cost.items()}
+    status = judge_status(judge, ctx.options.get("judge_agreement", ""))
     for m in names:
-        report["results"].setdefault(m, {})["memory_build_cost"] = build_cost.get(m, {})
+        row = report["results"].setdefault(m, {})
+        row["memory_build_cost"] = ctx.cost.get(m, {})
+        if "judge_accuracy" in row:
+            row["judge_status"] = status
     return BenchResult(
         results=report["results"],
         timings=timings,
         settings={**settings, "run_key": key, "reader_settings": ctx.options.get("reader_describe", reader.name),
                   "sources": {x.name: x.settings() for x in sources}, "skipped_methods": skipped,
-                  "judge_status": "unvalidated" if judge else "no judge",
+                  "judge_status": status,
                   "scoring": "LoCoMo normalisation (task_eval/evaluation.py)"},
         extra={"questions": total, "conversations": len(conversations), "paired": report["paired"],
                "bad_input": report["bad_input"], "resumed_items": len(previous),
                "answer_wall_s": round(time.perf_counter() - t0, 3), "cpu_s": _cpu_seconds()},
     )
+
+
+def judge_status(judge, agreement_file: str) -> str:
+    """"unvalidated" unless an agreement file of this very judge is given; then its figures."""
+    if judge is None:
+        return "no judge"
+    if not agreement_file:
+        return "unvalidated"
+    from pathlib import Path
+
+    data = json.loads(Path(agreement_file).read_text())
+    found = data.get("judge") or {}
+    if found.get("name") != judge.name:
+        return f"unvalidated (the agreement file measured {found.get('name', 'no judge')!r}, not {judge.name!r})"
+    return (f"validated on {found['judged']} hand-labelled answers: accuracy {found['accuracy']:.3f}, "
+            f"kappa {found['kappa']:.3f}")
 
 
 def _cpu_seconds() -> float:
