@@ -326,3 +326,16 @@ def test_memory_methods_answer_from_their_own_memory(tmp_path):
     assert not any("user |" in i["context"] for i in items if i["status"] == "ok")
     assert all(i["context_tokens"] <= 60 for i in items if i["status"] == "ok")
     assert summary["timings"]["dsm"]["build"]["n"] == 1
+
+
+def test_ranked_layout_puts_the_best_piece_last_with_its_date():
+    from core.benchmarks.locomo_qa import render
+    from core.benchmarks.qa_sources import turn_piece
+    from core.dialogue import Turn
+
+    a = turn_piece(Turn("user", "I adopted a cat.", "D2:1", 2, "Ann", "9 May, 2023"))
+    b = turn_piece(Turn("assistant", "Nice weather.", "D1:1", 1, "Bob", "8 May, 2023"))
+    ranked = render([a, b], "ranked").splitlines()
+    assert ranked == ['[8 May, 2023] Bob said, "Nice weather."', '[9 May, 2023] Ann said, "I adopted a cat."']
+    assert render([a, b]).splitlines() == ["DATE: 8 May, 2023", 'Bob said, "Nice weather."', "DATE: 9 May, 2023",
+                                           'Ann said, "I adopted a cat."']

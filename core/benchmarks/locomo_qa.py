@@ -33,8 +33,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--conversations", default="", help="only these conversations (comma-separated sample ids)")
 
 
-def render(pieces: list[Piece]) -> str:
-    """LoCoMo's layout (session date, then `Name said, "..."`), turns in dialogue order; memory lines after."""
+def render(pieces: list[Piece], layout: str = "dialogue") -> str:
+    """dialogue: LoCoMo's layout (session date, then `Name said, "..."`), turns in dialogue order,
+    memory lines after; ranked: the pieces in reverse rank order (the most relevant last, next to
+    the question), each turn with its date."""
+    if layout == "ranked":
+        return "\n".join(f'[{p.turn.date}] {p.turn.speaker} said, "{p.turn.text}"' if p.turn is not None else f"- {p.text}"
+                         for p in reversed(pieces))
     turns = sorted((p.turn for p in pieces if p.turn is not None), key=_order)
     blocks, current = [], None
     for t in turns:

@@ -31,8 +31,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--types", default="", help="only these question types (comma-separated)")
 
 
-def render(pieces: list[Piece]) -> str:
-    """LongMemEval's layout: numbered sessions with their dates, turns in order; memory lines after."""
+def render(pieces: list[Piece], layout: str = "dialogue") -> str:
+    """dialogue: LongMemEval's layout (numbered sessions with their dates, turns in order), memory
+    lines after; ranked: reverse rank order (the most relevant last), each turn with its date."""
+    if layout == "ranked":
+        return "\n".join(f"[{p.turn.date}] {p.turn.role}: {p.turn.text}" if p.turn is not None else f"- {p.text}"
+                         for p in reversed(pieces))
     turns = sorted((p.turn for p in pieces if p.turn is not None), key=lambda t: (t.session, _index(t.turn_id)))
     blocks, current, n = [], None, 0
     for t in turns:

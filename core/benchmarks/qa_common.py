@@ -21,7 +21,9 @@ from typing import Callable, Sequence
 
 from core.benchmarks.qa_sources import FullSource, Piece, Source, make_sources, pack, retriever_names
 
-RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "max_tokens", "stop", "embedder", "window")
+RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "layout", "max_tokens", "stop", "embedder",
+                  "window")
+LAYOUTS = ("dialogue", "ranked")
 STOP = ["\n"]  # the answer is one short line; a model that goes on is cut there
 
 
@@ -53,7 +55,7 @@ class QAFormat:
 
     prompt: str  # prompt name in core/llm/prompts
     build: Callable[[QAConversation, QAQuestion, str], str]  # (conversation, question, context) -> prompt
-    render: Callable[[list[Piece]], str]  # kept pieces -> context text
+    render: Callable[[list[Piece], str], str]  # (kept pieces in rank order, layout) -> context text
     score: Callable[[str, QAQuestion], dict | None]  # answer -> {"em", "f1"}; None: not scored by F1
     max_tokens: int = 32
 
@@ -71,6 +73,9 @@ def add_qa_arguments(parser, default_budget: int) -> None:
     g.add_argument("--judge-base-url", default="", help="endpoint of an openai: judge")
     g.add_argument("--judge-agreement", default="", help="JSON written by `python -m core judge-agreement --out`: "
                    "the judge's agreement with the hand labels, recorded with its accuracy (else marked unvalidated)")
+    g.add_argument("--layout", choices=LAYOUTS, default="dialogue",
+                   help="dialogue: kept turns in dialogue order under their session dates (the benchmark's own "
+                   "layout); ranked: the most relevant last, next to the question, each turn with its date")
     g.add_argument("--fresh", action="store_true", help="start over: discard items.jsonl in --out instead of resuming")
     g.add_argument("--boot", type=int, default=2000, help="bootstrap resamples for the intervals")
 
@@ -124,7 +129,8 @@ class Job:
 
 
 def answer_conversation(ctx, conv: QAConversation, sources: Sequence[Source], fmt: QAFormat, reader, judge,
-                        budget: int, window: int, key: str, done: set, timings: dict, on_question=None) -> None:
+                        budget: int, window: int, key: str, done: set, timings: dict, on_question=None,
+                        layout: str = "dialogue") -> None:
     """Build every method's memory of `conv`, then answer its pending questions."""
     pending = [(q, [s for s in sources if (s.name, q.qid) not in done]) for q in conv.questions]
     pending = [(q, ss) for q, ss in pending if ss]
@@ -138,7 +144,7 @@ def answer_conversation(ctx, conv: QAConversation, sources: Sequence[Source], fm
                 s.prepare(conv.dialogue)
             timings.setdefault(s.name, {}).setdefault("build", []).append(time.perf_counter() - t0)
     for q, ss in pending:
-        jobs = [_job(s, conv, q, fmt, reader, budget, window, key, timings) for s in ss]
+        jobs = [_job(s, conv, q, fmt, reader, budget, window, key, timings, layout) for s in ss]
         _read(jobs, reader, fmt)
         _judge(jobs, judge)
         for job in jobs:
@@ -148,7 +154,7 @@ def answer_conversation(ctx, conv: QAConversation, sources: Sequence[Source], fm
 
 
 def _job(source: Source, conv: QAConversation, q: QAQuestion, fmt: QAFormat, reader, budget: int, window: int,
-         key: str, timings: dict) -> Job:
+         key: str, timings: dict, layout: str = "dialogue") -> Job:
     item = {"method": source.name, "question_id": q.qid, "conv_id": conv.conv_id, "category": q.category,
             "category_id": q.category_id, "question": q.question, "gold": q.gold, "run_key": key}
     if not q.gold.strip():
@@ -161,7 +167,7 @@ def _job(source: Source, conv: QAConversation, q: QAQuestion, fmt: QAFormat, rea
         kept, cut = pack(pieces, budget)
     else:
         kept, cut = pieces, False
-    context = fmt.render(kept)
+    context = fmt.render(kept, layout)
     prompt = fmt.build(conv, q, context)
     kept_turns = {p.source for p in kept if p.turn is not None}
     item.update({
@@ -247,6 +253,7 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     window = int(ctx.options.get("window") or 0) or int(getattr(getattr(reader, "options", None), "n_ctx", 0) or 16384)
     settings = {"benchmark": benchmark, "data": str(ctx.data), "reader": reader.name,
                 "judge": judge.name if judge else "none", "budget": budget, "prompt": fmt.prompt,
+                "layout": ctx.options.get("layout") or "dialogue",
                 "max_tokens": fmt.max_tokens, "stop": STOP, "embedder": s.embedder_name, "window": window}
     key = run_key(settings)
     previous = previous_rows(ctx, key)
@@ -258,7 +265,7 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     t0 = time.perf_counter()
     for conv in conversations:
         answer_conversation(ctx, conv, sources, fmt, reader, judge, budget, window, key, done, timings,
-                            on_question=lambda: bar.update(1))
+                            on_question=lambda: bar.update(1), layout=settings["layout"])
     bar.close()
     items = previous + ctx.written_items
     names = [x.name for x in sources]
