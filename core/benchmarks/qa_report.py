@@ -95,7 +95,8 @@ def summarise(items: Sequence[dict], methods: Sequence[str] | None = None, boot:
     for i in items:
         by_method[i["method"]].append(i)
     results = {m: method_row(by_method[m], boot, seed) for m in methods if by_method.get(m)}
-    pairs = {"f1": paired(items, methods, "f1", boot, seed)}
+    # evidence_recall: did the gold turns reach the reader; beside F1 it says whether the reader used them
+    pairs = {"f1": paired(items, methods, "f1", boot, seed), "evidence_recall": paired(items, methods, "evidence_recall", boot, seed)}
     if any(i.get("judge") is not None for i in items):
         pairs["judge"] = paired(items, methods, "judge", boot, seed)
     no_gold = {i["question_id"] for i in items if i.get("status") == "no_gold"}
