@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 from core import paths
+from core import cli_qa
+from core.cli_qa import judge_factory, llm_settings_from_spec
 from core.config import BACKENDS, LLMSettings, llm_settings_from
 
 
@@ -105,10 +107,15 @@ _RUN_FLAGS = {"command", "func", "benchmark", "data", "out", "methods", "limit",
 
 def bench_context(args, out: Path | None = None, shard=None, **hooks):
     """The BenchContext of a parsed `bench NAME ...` command line (also built on Ray workers)."""
-    from core.eval import BenchContext, portable_settings
+    from core.eval import BenchContext, load_benchmark, portable_settings
 
     settings = llm_settings_from_args(args)
-    return BenchContext(
+    if getattr(args, "reader", ""):  # QA benchmarks: the reader may be another backend than the methods' LLM
+        reader = llm_settings_from_spec(args.reader, args.base_url or "", os.environ.get("WORKBENCH_LLM_API_KEY", ""))
+        settings = LLMSettings(backend=reader.backend, model=reader.model, base_url=reader.base_url,
+                               api_key=reader.api_key, strong=args.strong, threads=settings.threads)
+    module = load_benchmark(args.benchmark)
+    ctx = BenchContext(
         name=args.benchmark,
         data=args.data,
         out=out or args.out,
@@ -120,8 +127,12 @@ def bench_context(args, out: Path | None = None, shard=None, **hooks):
         progress=not args.quiet,
         command=shlex.join(["python", "-m", "core", *portable_settings(list(getattr(args, "argv", [])))]),
         shard=shard,
+        resume=bool(getattr(module, "RESUMABLE", False)) and not getattr(args, "fresh", False),
+        make_judge=judge_factory(args),
         **hooks,
     )
+    ctx.options["reader_describe"] = settings.describe()
+    return ctx
 
 
 def _run_bench(args) -> int:
@@ -600,6 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(sub)
     _add_loadtest(sub)
     _add_tools(sub)
+    cli_qa.add_commands(sub)
     return parser
 
 

@@ -41,6 +41,8 @@ BENCHMARKS: dict[str, str] = {
     "opendialkg-triples": "core.benchmarks.opendialkg_triples",
     "opendialkg-response": "core.benchmarks.opendialkg_response",
     "hybridialogue-facts": "core.benchmarks.hybridialogue_facts",
+    "locomo-qa": "core.benchmarks.locomo_qa",
+    "longmemeval-qa": "core.benchmarks.longmemeval_qa",
 }
 
 
@@ -59,10 +61,20 @@ class BenchContext:
     on_plan: Callable[[int], None] | None = None  # told how many items this run will do (progress of a cluster run)
     on_item: Callable[[dict], None] | None = None  # told of each item written
     command: str = ""  # the command line that ran it, recorded in the summary (results name their command)
+    # a benchmark that resumes (RESUMABLE = True) reads back the rows of a killed run of the same
+    # command in `previous_items` and appends to items.jsonl instead of starting it afresh
+    resume: bool = False
+    make_judge: Callable[[Any], Any] | None = None  # reader LLM -> judge LLM (or None): QA benchmarks
 
     def __post_init__(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
-        self._items = (self.out / "items.jsonl").open("w", encoding="utf-8")
+        path = self.out / "items.jsonl"
+        self.previous_items: list[dict] = read_items(path) if self.resume and path.exists() else []
+        if self.resume and path.exists():
+            # rewrite without a last row cut off by the kill, so appended rows start on a clean line
+            path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in self.previous_items), encoding="utf-8")
+        self._items = path.open("a" if self.resume else "w", encoding="utf-8")
+        self.written_items: list[dict] = []
         self.cost: dict[str, dict[str, dict[str, int]]] = {}  # method -> stage -> LLM calls and tokens
         self.planned: list[str] | None = None  # every item id of the whole run, in run order (see plan)
 
@@ -90,6 +102,7 @@ class BenchContext:
                 self.cost[method] = llm_cost.merge(self.cost.get(method, {}), meter.as_dict())
 
     def write_item(self, item: dict) -> None:
+        self.written_items.append(item)
         self._items.write(json.dumps(item, ensure_ascii=False) + "\n")
         self._items.flush()
         if self.on_item is not None:
@@ -202,6 +215,17 @@ def shard_record(ctx: BenchContext, result: BenchResult) -> dict:
     if ctx.planned is None:
         raise ValueError(f"{ctx.name} ran with --shard but never declared its items (BenchContext.plan)")
     return {"shard": {**ctx.shard.as_dict(), "planned": ctx.planned}, "timing_samples": result.timings}
+def read_items(path: str | Path) -> list[dict]:
+    """Rows of an items.jsonl; a line that does not parse (a row cut off by a kill) is left out."""
+    rows = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return rows
 
 
 def read_run(out_dir: str | Path) -> tuple[dict, list[dict]]:

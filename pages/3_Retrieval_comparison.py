@@ -16,6 +16,7 @@ from core.methods.calibration import sgmem_settings
 from ui import conversations, knowledge, owner, resources, runs, safe, state, warmup
 from ui import kg as ui_kg
 from ui import mcts as mcts_ui
+from ui import qa as ui_qa
 from ui import retrieval as ur
 
 st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
@@ -28,7 +29,8 @@ st.caption("SGMem (sentence graph: KNN sentence edges, h-hop expansion, chunks r
            "over chunks, `sgmem-*+h` seeds the graph from both. Embedder: the one chosen on the home page; embeddings are cached on disk. Variants with F/M/I use LLM-generated facts, summaries and "
            "insights (slow with the embedded 0.5B model; meaningful only with a capable endpoint).")
 
-compare_tab, runs_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark results", "Commonsense knowledge (MCTS)"])
+compare_tab, runs_tab, qa_tab, knowledge_tab = st.tabs(["Compare retrievers", "Benchmark results", "Answer accuracy (QA)",
+                                                       "Commonsense knowledge (MCTS)"])
 
 with compare_tab:
     left, right = st.columns([1, 2])
@@ -188,6 +190,9 @@ with runs_tab:
         st.info(f"No retrieval runs under {root} yet. Run e.g. `python -m core bench locomo-retrieval "
                 f"--data ../shared/data/locomo/locomo_dev.json --out {root}/locomo-retrieval`.")
     knowledge.render_runs(root)
+
+with qa_tab:  # bench locomo-qa / longmemeval-qa runs, beside the published figures
+    ui_qa.render_qa_runs(runs.runs_root())
 
 with knowledge_tab:
     knowledge.render_compare()

@@ -38,6 +38,13 @@ def add_retrieval_arguments(parser: argparse.ArgumentParser, preset: str) -> Non
     g.add_argument("--ks", default="5,10", help="cut-offs K for recall@K (comma-separated)")
     g.add_argument("--budgets", default=DEFAULT_BUDGETS[preset],
                    help="token budget per chunk level for tok_recall@B: t=..,r=..,s=.. (approximate LLM tokens)")
+    add_memory_arguments(g, preset)
+    g.add_argument("--qa", action="store_true",
+                   help="also answer each question from the top-K context and judge it (B.1/B.2 prompts) with the configured LLM")
+
+
+def add_memory_arguments(g, preset: str) -> None:
+    """What builds the retrievers' memory (SGMem settings, the embedding cache); shared with the QA benchmarks."""
     g.add_argument("--sgmem-preset", default=preset, choices=["locomo", "longmemeval"],
                    help=f"SGMem hyper-parameters from the paper for this dataset (default {preset})")
     g.add_argument("--sgmem-paper", action="store_true",
@@ -52,8 +59,6 @@ def add_retrieval_arguments(parser: argparse.ArgumentParser, preset: str) -> Non
     g.add_argument("--no-embedding-cache", action="store_true", help="embed everything afresh")
     g.add_argument("--time-query-embedding", type=int, default=30,
                    help="time the query embedding with the model on the first N questions (the rest may come from the cache)")
-    g.add_argument("--qa", action="store_true",
-                   help="also answer each question from the top-K context and judge it (B.1/B.2 prompts) with the configured LLM")
 
 
 # About the tokens of the top 5 dense-RAG chunks at each level on the dev files.

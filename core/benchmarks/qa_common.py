@@ -1,0 +1,314 @@
+"""What `locomo-qa` and `longmemeval-qa` share: per conversation, each method builds its memory;
+per question, each method's context is cut to one budget in tokens and the reader answers with
+one shared prompt; answers are scored offline (EM, token F1) and, when asked, by a judge LLM
+chosen apart from the reader.
+
+Reader calls for one question go out as one `chat_batch` (the local backend batches them over its
+slots, an endpoint gets them concurrently). Two methods whose contexts come out identical share
+one call (temperature 0: the same prompt gives the same answer); the item says `reused_from`.
+
+Resumable: rows already in items.jsonl with the same run key (reader, judge, budget, prompt,
+data) are kept and their (method, question) pairs skipped; a row cut off by a kill is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from core.benchmarks.qa_sources import FullSource, Piece, Source, make_sources, pack, retriever_names
+
+RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "layout", "max_tokens", "stop", "embedder",
+                  "window")
+LAYOUTS = ("dialogue", "ranked")
+STOP = ["\n"]  # the answer is one short line; a model that goes on is cut there
+
+
+@dataclass(frozen=True)
+class QAQuestion:
+    qid: str
+    conv_id: str
+    question: str
+    gold: str  # "" = no gold answer (bad input: counted, not scored)
+    category: str  # category or question type name
+    kind: str = "locomo"  # judge prompt family: "locomo" or the LongMemEval question type
+    abstention: bool = False
+    date: str = ""
+    evidence: tuple[str, ...] = ()
+    category_id: int | None = None
+
+
+@dataclass
+class QAConversation:
+    conv_id: str
+    dialogue: object
+    questions: list[QAQuestion]
+    values: dict = field(default_factory=dict)  # prompt values shared by its questions (speakers)
+
+
+@dataclass(frozen=True)
+class QAFormat:
+    """The benchmark's side: the shared reader prompt, how context is shown, how answers score."""
+
+    prompt: str  # prompt name in core/llm/prompts
+    build: Callable[[QAConversation, QAQuestion, str], str]  # (conversation, question, context) -> prompt
+    render: Callable[[list[Piece], str], str]  # (kept pieces in rank order, layout) -> context text
+    score: Callable[[str, QAQuestion], dict | None]  # answer -> {"em", "f1"}; None: not scored by F1
+    max_tokens: int = 32
+
+
+def add_qa_arguments(parser, default_budget: int) -> None:
+    g = parser.add_argument_group("question answering")
+    g.add_argument("--budget", type=int, default=default_budget,
+                   help="context tokens every method gets (approximate LLM tokens; full ignores it)")
+    g.add_argument("--window", type=int, default=0,
+                   help="reader's window in tokens for `full` (0 = the embedded model's context; endpoints 16384)")
+    g.add_argument("--reader", default="", help="reader LLM as a spec (local:default, local:large, openai:MODEL); "
+                   "default the --backend/--model flags")
+    g.add_argument("--judge", default="none", help="none | reader | local:MODEL | openai:MODEL (key from "
+                   "WORKBENCH_JUDGE_API_KEY, else WORKBENCH_LLM_API_KEY); judged with the published prompts")
+    g.add_argument("--judge-base-url", default="", help="endpoint of an openai: judge")
+    g.add_argument("--judge-agreement", default="", help="JSON written by `python -m core judge-agreement --out`: "
+                   "the judge's agreement with the hand labels, recorded with its accuracy (else marked unvalidated)")
+    g.add_argument("--layout", choices=LAYOUTS, default="dialogue",
+                   help="dialogue: kept turns in dialogue order under their session dates (the benchmark's own "
+                   "layout); ranked: the most relevant last, next to the question, each turn with its date")
+    g.add_argument("--fresh", action="store_true", help="start over: discard items.jsonl in --out instead of resuming")
+    g.add_argument("--boot", type=int, default=2000, help="bootstrap resamples for the intervals")
+
+
+def stratified_sample(questions: Sequence[QAQuestion], limit: int | None, seed: int) -> list[QAQuestion]:
+    """`limit` questions spread over categories in proportion to their size (largest remainders,
+    at least one per category while the limit allows), drawn at random with `seed`; then in file order."""
+    import numpy as np
+
+    if not limit or limit >= len(questions):
+        return list(questions)
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        groups.setdefault(q.category, []).append(i)
+    total = len(questions)
+    quota = {c: limit * len(ix) / total for c, ix in groups.items()}
+    take = {c: min(len(groups[c]), max(1, int(v))) for c, v in quota.items()}
+    while sum(take.values()) > limit:  # more categories than the limit allows one each
+        take[min((c for c in take if take[c] > 0), key=lambda c: (quota[c], c))] -= 1
+    for c in sorted(quota, key=lambda c: (-(quota[c] - int(quota[c])), c)):
+        if sum(take.values()) >= limit:
+            break
+        if take[c] < len(groups[c]):
+            take[c] += 1
+    rng = np.random.default_rng(seed)
+    chosen = sorted(i for c, ix in groups.items() for i in rng.choice(ix, size=take[c], replace=False).tolist())
+    return [questions[i] for i in chosen]
+
+
+def run_key(values: dict) -> str:
+    text = json.dumps({k: values.get(k) for k in RUN_KEY_FIELDS}, sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def previous_rows(ctx, key: str) -> list[dict]:
+    """Rows of an earlier run of this command in --out (resume); refuses rows of other settings."""
+    rows = getattr(ctx, "previous_items", [])
+    other = {r.get("run_key") for r in rows} - {key}
+    if other:
+        raise ValueError(f"{ctx.out}/items.jsonl holds rows of a run with other settings (run key {sorted(map(str, other))[0]}, "
+                         f"this run {key}); pass --fresh to start over or choose another --out")
+    return rows
+
+
+@dataclass
+class Job:
+    source: Source
+    question: QAQuestion
+    item: dict
+    prompt: str = ""
+
+
+def answer_conversation(ctx, conv: QAConversation, sources: Sequence[Source], fmt: QAFormat, reader, judge,
+                        budget: int, window: int, key: str, done: set, timings: dict, on_question=None,
+                        layout: str = "dialogue") -> None:
+    """Build every method's memory of `conv`, then answer its pending questions."""
+    pending = [(q, [s for s in sources if (s.name, q.qid) not in done]) for q in conv.questions]
+    pending = [(q, ss) for q, ss in pending if ss]
+    if not pending:
+        return
+    needed = {s.name for _, ss in pending for s in ss}
+    for s in sources:
+        if s.name in needed:
+            t0 = time.perf_counter()
+            with ctx.metered(s.name):
+                s.prepare(conv.dialogue)
+            timings.setdefault(s.name, {}).setdefault("build", []).append(time.perf_counter() - t0)
+    for q, ss in pending:
+        jobs = [_job(s, conv, q, fmt, reader, budget, window, key, timings, layout) for s in ss]
+        _read(jobs, reader, fmt)
+        _judge(jobs, judge)
+        for job in jobs:
+            ctx.write_item(job.item)
+        if on_question:
+            on_question()
+
+
+def _job(source: Source, conv: QAConversation, q: QAQuestion, fmt: QAFormat, reader, budget: int, window: int,
+         key: str, timings: dict, layout: str = "dialogue") -> Job:
+    item = {"method": source.name, "question_id": q.qid, "conv_id": conv.conv_id, "category": q.category,
+            "category_id": q.category_id, "question": q.question, "gold": q.gold, "run_key": key}
+    if not q.gold.strip():
+        return Job(source, q, {**item, "status": "no_gold"})
+    t0 = time.perf_counter()
+    pieces = source.pieces(q.question, budget)
+    retrieve_s = time.perf_counter() - t0
+    timings.setdefault(source.name, {}).setdefault("retrieve", []).append(retrieve_s)
+    if source.needs_budget:
+        kept, cut = pack(pieces, budget)
+    else:
+        kept, cut = pieces, False
+    context = fmt.render(kept, layout)
+    prompt = fmt.build(conv, q, context)
+    kept_turns = {p.source for p in kept if p.turn is not None}
+    item.update({
+        "context_tokens": sum(p.tokens for p in kept), "budget": budget if source.needs_budget else None,
+        "memory_tokens": sum(p.tokens for p in pieces), "cut_to_budget": cut, "context": context,
+        "sources": [p.source for p in kept], "retrieve_s": round(retrieve_s, 4),
+        "evidence_recall": (len(kept_turns & set(q.evidence)) / len(set(q.evidence))) if q.evidence else None,
+    })
+    if isinstance(source, FullSource) and not _fits(reader, prompt, item["context_tokens"], window, fmt.max_tokens):
+        item.update({"status": "no_fit", "context": "", "sources": []})
+        return Job(source, q, item)
+    return Job(source, q, {**item, "status": "ok"}, prompt)
+
+
+def _fits(reader, prompt: str, approx: int, window: int, max_tokens: int) -> bool:
+    """Whether the prompt and the answer fit the reader's window (counted by its tokenizer when
+    the estimate is near the edge)."""
+    room = window - max_tokens - 8
+    if approx > 2 * room:
+        return False
+    from core.llm.base import Message
+
+    return reader.count_prompt_tokens([Message("user", prompt)]) <= room
+
+
+def _read(jobs: list[Job], reader, fmt: QAFormat) -> None:
+    """One batched reader call for the distinct prompts of a question; answers scored offline."""
+    todo = [j for j in jobs if j.item["status"] == "ok"]
+    first: dict[str, Job] = {}
+    for j in todo:
+        first.setdefault(j.prompt, j)
+    unique = list(first.values())
+    t0 = time.perf_counter()
+    replies = reader.chat_batch([j.prompt for j in unique], temperature=0.0, max_tokens=fmt.max_tokens, stop=STOP) if unique else []
+    wall = time.perf_counter() - t0
+    by_prompt = {j.prompt: r for j, r in zip(unique, replies)}
+    for j in todo:
+        r, owner = by_prompt[j.prompt], first[j.prompt]
+        reused = owner is not j
+        answer = r.text.strip()
+        j.item.update({"answer": answer, "answer_s": round(r.seconds, 4), "batch_s": round(wall, 4),
+                       "latency_s": round(j.item["retrieve_s"] + r.seconds, 4),
+                       "reader_calls": 0 if reused else 1, "reused_from": owner.source.name if reused else None,
+                       "prompt_tokens": 0 if reused else r.prompt_tokens,
+                       "completion_tokens": 0 if reused else r.completion_tokens,
+                       "prompt_truncated": bool(r.truncated)})
+        scores = fmt.score(answer, j.question)
+        j.item.update(scores or {"em": None, "f1": None})
+
+
+def _judge(jobs: list[Job], judge) -> None:
+    if judge is None:
+        return
+    from core.metrics.qa_judge import JudgeCase
+
+    todo = [j for j in jobs if j.item["status"] == "ok"]
+    cases = [JudgeCase(j.question.question, j.question.gold, j.item["answer"], j.question.kind, j.question.abstention)
+             for j in todo]
+    for j, (verdict, raw) in zip(todo, judge.judge(cases)):
+        j.item.update({"judge": verdict, "judge_reply": raw[:400]})
+
+
+def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: str):
+    """The whole benchmark over `conversations` (questions already sampled); returns BenchResult."""
+    from tqdm import tqdm
+
+    from core.benchmarks import qa_report
+    from core.benchmarks import retrieval_common as ev
+    from core.eval import BenchResult
+    from core.methods import Toolkit
+    from core.metrics.qa_judge import QAJudge
+
+    budget = int(ctx.options.get("budget") or 0)
+    if budget < 1:
+        raise ValueError(f"--budget must be a positive number of tokens, got {budget}")
+    ctx.options["qa"] = True  # retrieval_common.setup: load the LLM
+    s = ev.setup(ctx, retriever_names(ctx.methods))
+    reader = s.llm
+    judge_llm = ctx.make_judge(reader) if getattr(ctx, "make_judge", None) else None
+    judge = QAJudge(judge_llm) if judge_llm is not None else None
+    tools = Toolkit(llm=reader, embedder=s.retriever_context.embedder, strong=s.strong)
+    sources, skipped = make_sources(ctx.methods, s.retriever_context, lambda: tools)
+    window = int(ctx.options.get("window") or 0) or int(getattr(getattr(reader, "options", None), "n_ctx", 0) or 16384)
+    settings = {"benchmark": benchmark, "data": str(ctx.data), "reader": reader.name,
+                "judge": judge.name if judge else "none", "budget": budget, "prompt": fmt.prompt,
+                "layout": ctx.options.get("layout") or "dialogue",
+                "max_tokens": fmt.max_tokens, "stop": STOP, "embedder": s.embedder_name, "window": window}
+    key = run_key(settings)
+    previous = previous_rows(ctx, key)
+    done = {(r["method"], r["question_id"]) for r in previous}
+    timings: dict = {}
+    total = sum(len(c.questions) for c in conversations)
+    bar = tqdm(total=total, desc=benchmark, disable=not ctx.progress)
+    bar.update(len({r["question_id"] for r in previous if all((x.name, r["question_id"]) in done for x in sources)}))
+    t0 = time.perf_counter()
+    for conv in conversations:
+        answer_conversation(ctx, conv, sources, fmt, reader, judge, budget, window, key, done, timings,
+                            on_question=lambda: bar.update(1), layout=settings["layout"])
+    bar.close()
+    items = previous + ctx.written_items
+    names = [x.name for x in sources]
+    report = qa_report.summarise(items, names, boot=int(ctx.options.get("boot", 2000)), seed=ctx.seed)
+    status = judge_status(judge, ctx.options.get("judge_agreement", ""))
+    for m in names:
+        row = report["results"].setdefault(m, {})
+        row["memory_build_cost"] = ctx.cost.get(m, {})
+        if "judge_accuracy" in row:
+            row["judge_status"] = status
+    return BenchResult(
+        results=report["results"],
+        timings=timings,
+        settings={**settings, "run_key": key, "reader_settings": ctx.options.get("reader_describe", reader.name),
+                  "sources": {x.name: x.settings() for x in sources}, "skipped_methods": skipped,
+                  "judge_status": status,
+                  "scoring": "LoCoMo normalisation (task_eval/evaluation.py)"},
+        extra={"questions": total, "conversations": len(conversations), "paired": report["paired"],
+               "bad_input": report["bad_input"], "resumed_items": len(previous),
+               "answer_wall_s": round(time.perf_counter() - t0, 3), "cpu_s": _cpu_seconds()},
+    )
+
+
+def judge_status(judge, agreement_file: str) -> str:
+    """"unvalidated" unless an agreement file of this very judge is given; then its figures."""
+    if judge is None:
+        return "no judge"
+    if not agreement_file:
+        return "unvalidated"
+    from pathlib import Path
+
+    data = json.loads(Path(agreement_file).read_text())
+    found = data.get("judge") or {}
+    if found.get("name") != judge.name:
+        return f"unvalidated (the agreement file measured {found.get('name', 'no judge')!r}, not {judge.name!r})"
+    return (f"validated on {found['judged']} hand-labelled answers: accuracy {found['accuracy']:.3f}, "
+            f"kappa {found['kappa']:.3f}")
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process so far (all threads, the in-process model's included): a
+    load-independent measure of the run's work on a shared machine."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return round(usage.ru_utime + usage.ru_stime, 1)
