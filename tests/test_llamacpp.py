@@ -167,7 +167,11 @@ def test_cost_meters_take_the_servers_usage_and_tokenizer(small):
             text = "".join(small.stream(prompt, temperature=0.0, max_tokens=8))
         with cost.stage("score"):
             small.score(prompt, ["Lisbon", "Paris"])
-    got = meter.as_dict()
+    rows = meter.as_dict()
+    # the server's own request counts come beside the call counts (processed + reused = the prompt)
+    assert rows["chat"]["processed_tokens"] + rows["chat"]["cached_tokens"] == rows["chat"]["prompt_tokens"]
+    assert rows["score"]["requests"] >= 1 and rows["stream"]["generated_tokens"] >= 1
+    got = {stage: {k: row[k] for k in cost.KEYS} for stage, row in rows.items()}
     templated = len(small.prompt_ids([Message("user", prompt)]))
     assert got["chat"] == {"llm_calls": 1, "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
     assert reply.prompt_tokens == templated and 0 < reply.completion_tokens <= 8

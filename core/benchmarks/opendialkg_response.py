@@ -75,11 +75,13 @@ def run(ctx: BenchContext) -> BenchResult:
         raise ValueError(f"unknown methods {sorted(unknown)}; known: {', '.join(KNOWN)}")
     opts = ctx.options
     fs_module = check_factscore() if opts.get("factscore") else None  # fail before any generation
+    if fs_module is not None:
+        from core.metrics.fact_verifiers import make_verifier
     examples, stats = load_examples(ctx.data, opts.get("split", "eval"), ctx.limit)
     knowledge, _ = knowledge_for(ctx)
     tools = ctx.make_tools()
     # The verifier too is built before any generation: a missing model must not cost a whole run.
-    verifier = (fs_module.make_verifier(opts.get("verifier", "nli"), llm=tools.llm, strong=tools.strong)
+    verifier = (make_verifier(opts.get("verifier", "nli"), llm=tools.llm, strong=tools.strong)
                 if fs_module is not None else None)
     rewrite_mode = "llm" if tools.strong else "symbolic"
     pipelines = {}
