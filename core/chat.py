@@ -92,6 +92,7 @@ class ChatSession:
             "model": reply.model,
             "llm_calls": reply.llm_calls,
             "cost": reply.cost,
+            "timings": {stage: round(float(t), 3) for stage, t in reply.timings.items()},  # seconds per stage
             "evidence": [{"text": e.text, "score": round(float(e.score), 4), "source": e.source, "kind": e.kind}
                          for e in reply.evidence],
         }

@@ -13,17 +13,37 @@ import threading
 
 import streamlit as st
 
-from core.dialogue import Dialogue, Reply
+from core.dialogue import Dialogue, Reply, Trace
 from core.methods import Method, ReplyStream
 from ui import safe
 
 _DONE = object()
 
 
+class _Partial:
+    """A partial trace in the queue of text pieces (drawn above the answer, not written into it)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+
+def render_partial(trace: Trace) -> None:
+    """What a method has found so far, in the reply box: the method's own short view where it has one."""
+    from ui import mcts
+
+    views = {"mcts": mcts.render_partial}
+    view = views.get(trace.kind)
+    if view is not None:
+        view(trace)
+    else:
+        st.caption(f"{len(trace.nodes)} step(s) so far…")
+
+
 def stream_reply(method: Method, dialogue: Dialogue, query: str, max_tokens: int) -> tuple[Reply, bool]:
-    """(the reply, whether its text was streamed). Errors of the method are raised here."""
+    """(the reply, whether its text was streamed). Errors of the method are raised here. Partial
+    traces the method hands over while it works are drawn above the answer as they come."""
     pieces: queue.Queue = queue.Queue()
-    stream = ReplyStream(sink=pieces.put, max_tokens=max_tokens)
+    stream = ReplyStream(sink=pieces.put, max_tokens=max_tokens, trace=lambda trace: pieces.put(_Partial(trace)))
     outcome: dict = {}
 
     def work() -> None:
@@ -37,9 +57,15 @@ def stream_reply(method: Method, dialogue: Dialogue, query: str, max_tokens: int
     worker = threading.Thread(target=work, name="reply", daemon=True)
     worker.start()
 
+    partial = st.empty()
+
     def written():
         try:
             while (piece := pieces.get()) is not _DONE:
+                if isinstance(piece, _Partial):
+                    with partial.container():
+                        render_partial(piece.trace)
+                    continue
                 yield safe.literal(piece)  # model text as text, piece by piece (the escape is per character)
         finally:
             stream.cancel.set()

@@ -19,11 +19,14 @@ from core.resources import Embedder
 @dataclass(frozen=True)
 class ReplyStream:
     """Where a streamed answer goes: `sink(piece)` for each piece of text; setting `cancel` stops
-    the generation; `max_tokens` (0 = the method's own) bounds the answer's length."""
+    the generation; `max_tokens` (0 = the method's own) bounds the answer's length; `trace`, when
+    given, receives partial traces while the method works (each one replaces the last: e.g. the
+    MCTS retriever's inferences, then its knowledge, before the answer streams)."""
 
     sink: Callable[[str], None]
     cancel: threading.Event = field(default_factory=threading.Event)
     max_tokens: int = 0
+    trace: Callable[[Trace], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,12 @@ class Method(ABC):
         return self.respond_streaming(dialogue, query, None)
 
     # -- shared helpers ------------------------------------------------------------------------
+    def _show(self, trace: Trace) -> None:
+        """Hand a partial trace to whoever watches this reply (`ReplyStream.trace`); a no-op otherwise."""
+        stream = self._stream
+        if stream is not None and stream.trace is not None:
+            stream.trace(trace)
+
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
         stream = self._stream
         with watch("generate"):

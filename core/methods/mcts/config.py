@@ -43,6 +43,7 @@ class ReasonerSettings:
     max_tokens: int = 12  # ours: a COMET tail is a short phrase
     temperature: float = 0.0  # ours: greedy, one candidate per relation (deterministic, cacheable)
     context_turns: int = 3  # ours: the latest turns the LLM sees
+    stop: tuple[str, ...] = ()  # ours: stop strings of the completions (the cleaning keeps the first line anyway)
     cache: bool = True  # reasoner outputs cached on disk by (model, prompt)
 
 

@@ -39,7 +39,7 @@ class MCTSMethod(Method):
 
     def parts(self) -> KnowledgeTools:
         if self._parts is None:
-            from core.methods.mcts.kb import shared_kb
+            from core.methods.mcts.prepare import shared_kb
             from core.methods.mcts.reasoner import Reasoner
             from core.methods.mcts.retriever import KnowledgeSearch
 
@@ -60,6 +60,8 @@ class MCTSMethod(Method):
         lines = self.context_lines(dialogue, query)
         with watch("reason"):
             reasoning = parts.reasoner.infer(lines) if parts.reasoner else None
+        if reasoning is not None:  # the inferences, on screen while the trees are searched
+            self._show(self.reasoning_trace(reasoning))
         with watch("search"):
             return parts.search.run(lines, reasoning, self.config.top_k)
 
@@ -67,6 +69,12 @@ class MCTSMethod(Method):
         from core.methods.mcts.retriever import result_trace
 
         return result_trace(result, self.parts().kb, prompt)
+
+    def reasoning_trace(self, reasoning) -> Trace:
+        """The partial trace of a reply whose reasoner has run and whose search has not."""
+        from core.methods.mcts.retriever import MCTSResult, result_trace
+
+        return result_trace(MCTSResult((), reasoning, (), (), 0, ()), self.parts().kb, phase="reasoned")
 
     def retrieve(self, dialogue: Dialogue, query: str, k: int) -> list[Evidence]:
         return list(self.search(dialogue, query).knowledge[:k])
@@ -76,6 +84,7 @@ class MCTSMethod(Method):
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         result = self.search(dialogue, query, watch)
+        self._show(self.trace(result))  # the knowledge and the trees, before the answer streams
         with watch("build_prompt"):
             knowledge = "\n".join(f"- {e.text}" for e in result.knowledge) or "(none found)"
             system = render_prompt("mcts_response", knowledge=knowledge)

@@ -191,12 +191,13 @@ class Reasoner:
     def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int], list[tuple[TokenLogprob, ...] | None]]:
         """(text, generated tokens, their log-probabilities or None) per prompt, from the cache or the LLM."""
         s = self.settings
-        keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature) for msgs in batch]
+        keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature, *s.stop)
+                for msgs in batch]  # no stop strings: the key of earlier caches
         found = [self.cache.get(k) if self.cache else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens,
-                                       logprobs=True)
+                                       stop=list(s.stop) or None, logprobs=True)
             for i, c in zip(todo, outs):
                 lps = None if c.token_logprobs is None else [[t.piece.hex(), t.logprob] for t in c.token_logprobs]
                 found[i] = {"text": c.text, "tokens": c.completion_tokens, "logprobs": lps}
