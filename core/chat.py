@@ -75,7 +75,16 @@ class ChatSession:
         """Answer `text` (streamed to `sink` when given), take the round into memory, and return
         the record of the exchange."""
         t0 = time.perf_counter()
-        stream = ReplyStream(sink=sink or _discard, max_tokens=self.max_tokens)
+        first: dict[str, float] = {}  # when the first partial trace / text piece came, as the page would show them
+
+        def on_trace(trace) -> None:
+            first.setdefault("trace", time.perf_counter() - t0)
+
+        def on_piece(piece: str) -> None:
+            first.setdefault("text", time.perf_counter() - t0)
+            (sink or _discard)(piece)
+
+        stream = ReplyStream(sink=on_piece, max_tokens=self.max_tokens, trace=on_trace)
         reply = self.method.respond_streaming(self.dialogue, text, stream)
         seconds = time.perf_counter() - t0
         session = self.dialogue.next_session
@@ -89,6 +98,9 @@ class ChatSession:
             "user": text,
             "reply": reply.text,
             "seconds": round(seconds, 3),
+            # seconds to the first thing the page can show: a partial trace or the answer's first piece
+            "first_output_s": round(min(first.values()), 3) if first else None,
+            "first_trace_s": round(first["trace"], 3) if "trace" in first else None,
             "model": reply.model,
             "llm_calls": reply.llm_calls,
             "cost": reply.cost,

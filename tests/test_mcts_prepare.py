@@ -88,11 +88,55 @@ def test_mcts_reply_shows_inferences_then_knowledge_before_the_answer(tmp_path):
     dialogue = Dialogue.from_turns([Turn(USER, "My dog wants to run in the park."), Turn(ASSISTANT, "Fun!")])
     reply = method.respond_streaming(dialogue, "Does he like other animals?", stream)
     kinds = [e[0] for e in events]
-    assert kinds[:2] == ["trace", "trace"] and kinds[2:] and set(kinds[2:]) == {"text"}
-    reasoned, searched = (e[1].nodes[0].detail for e in events[:2])
+    assert kinds[:3] == ["trace"] * 3 and kinds[3:] and set(kinds[3:]) == {"text"}
+    context, reasoned, searched = (e[1].nodes[0].detail for e in events[:3])
+    assert context["phase"] == "context" and len(context["knowledge"]) == 5 and context["reasoning"] is None
     assert reasoned["phase"] == "reasoned" and reasoned["reasoning"]["candidates"] and reasoned["knowledge"] == []
     assert searched["phase"] == "searched"
     assert [k["text"] for k in searched["knowledge"]] == [e.text for e in reply.evidence] and len(reply.evidence) == 5
     assert "".join(e[1] for e in events if e[0] == "text").strip() == reply.text == "Dogs love parks."
-    # without a watcher the same reply is made, and nothing is handed over
-    assert method.respond(dialogue, "Does he like other animals?").text == "Dogs love parks."
+    assert "search_context" in reply.timings
+    # without a watcher the same reply is made, without the context-only search
+    unwatched = method.respond(dialogue, "Does he like other animals?")
+    assert unwatched.text == "Dogs love parks." and "search_context" not in unwatched.timings
+    assert [e.text for e in unwatched.evidence] == [e.text for e in reply.evidence]
+
+
+def test_chat_session_records_when_the_mcts_trace_came(tmp_path):
+    from core.chat import ChatSession
+
+    path = write_kb(tmp_path)
+    config = MCTSConfig(kb=_settings(tmp_path, path), reasoner=ReasonerSettings(cache=False))
+    llm = ScriptedLLM(lambda m: "Dogs love parks." if "Knowledge:" in m[0].content else _reply_by_relation(m), scorer=_scorer)
+    session = ChatSession("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config)
+    record = session.send("My dog wants to run in the park.")
+    assert record["reply"] == "Dogs love parks."
+    assert 0 <= record["first_trace_s"] == record["first_output_s"] <= record["seconds"]
+    assert {"search_context", "reason", "search", "generate"} <= set(record["timings"])
+
+
+class _Building:
+    """A preparation caught in the middle of a build, as the sidebar reads it."""
+
+    def state(self):
+        return PrepareState("sentence embeddings", 0.41, 95.0, True)
+
+
+def test_chat_sidebar_shows_the_index_being_built(app_env, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    import ui.mcts
+    import ui.warmup
+
+    monkeypatch.setenv("WORKBENCH_WARMUP", "1")
+    monkeypatch.setenv("WORKBENCH_WARMUP_KB", "1")
+    monkeypatch.setattr(ui.warmup, "start", lambda: None)  # no real models loading in this test
+    monkeypatch.setattr(ui.mcts, "kb_preparation", lambda: _Building())
+    chat = str(Path(__file__).resolve().parent.parent / "pages" / "1_Chat.py")
+    at = AppTest.from_file(chat, default_timeout=120).run()
+    at.sidebar.selectbox[0].set_value("mcts").run()
+    assert not at.exception
+    bars = [el.proto for el in at.get("progress")]
+    assert bars and bars[0].value == 41 and bars[0].text == "building the knowledge index: 41% (sentence embeddings, 95 s)"

@@ -121,7 +121,11 @@ def render_partial(trace: Trace) -> None:
         st.caption(f"Reasoner: {reasoning.get('seconds', 0):.1f} s. Searching the knowledge base…")
         return
     knowledge = root.get("knowledge", [])
-    st.markdown(f"**Knowledge retrieved** (MCTS, {len(knowledge)} sentence(s)); writing the answer…")
+    if root.get("phase") == "context":
+        st.markdown(f"**Knowledge for the context alone** (MCTS without the reasoner, {len(knowledge)} sentence(s)); "
+                    "the reasoner is inferring…")
+    else:
+        st.markdown(f"**Knowledge retrieved** (MCTS, {len(knowledge)} sentence(s)); writing the answer…")
     st.text("\n".join(f"{i}. {k['text']}  ({k['score']:.2f})" for i, k in enumerate(knowledge, 1)) or "(none found)")
 
 

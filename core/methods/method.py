@@ -125,6 +125,10 @@ class Method(ABC):
         return self.respond_streaming(dialogue, query, None)
 
     # -- shared helpers ------------------------------------------------------------------------
+    def _watched(self) -> bool:
+        """Whether partial traces of this reply go anywhere (work done only to show them can be skipped)."""
+        return self._stream is not None and self._stream.trace is not None
+
     def _show(self, trace: Trace) -> None:
         """Hand a partial trace to whoever watches this reply (`ReplyStream.trace`); a no-op otherwise."""
         stream = self._stream

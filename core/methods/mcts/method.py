@@ -58,6 +58,12 @@ class MCTSMethod(Method):
         with watch("load_kb"):
             parts = self.parts()
         lines = self.context_lines(dialogue, query)
+        if parts.reasoner is not None and self._watched():
+            # Knowledge for the context alone (the "w/o reasoner" search, ~0.05 s on the 50k KB) is on
+            # screen within a second; the reasoner's LLM calls take seconds, and their search replaces it.
+            with watch("search_context"):
+                early = parts.search.run(lines, None, self.config.top_k)
+            self._show(self.trace(early, phase="context"))
         with watch("reason"):
             reasoning = parts.reasoner.infer(lines) if parts.reasoner else None
         if reasoning is not None:  # the inferences, on screen while the trees are searched
@@ -65,10 +71,10 @@ class MCTSMethod(Method):
         with watch("search"):
             return parts.search.run(lines, reasoning, self.config.top_k)
 
-    def trace(self, result, prompt: tuple = ()) -> Trace:
+    def trace(self, result, prompt: tuple = (), phase: str = "searched") -> Trace:
         from core.methods.mcts.retriever import result_trace
 
-        return result_trace(result, self.parts().kb, prompt)
+        return result_trace(result, self.parts().kb, prompt, phase)
 
     def reasoning_trace(self, reasoning) -> Trace:
         """The partial trace of a reply whose reasoner has run and whose search has not."""

@@ -269,7 +269,8 @@ def _deadline(budget_end: float, trees_left: int) -> float:
 def result_trace(result: MCTSResult, kb: KnowledgeBase, prompt: tuple = (), phase: str = "searched") -> Trace:
     """Visited nodes of every tree under one context root. Node value = mean backed-up value Q;
     detail holds visits, prior, the critic's own value and its parts, and the root the knowledge
-    chosen. `phase`: "reasoned" for the partial trace shown before the search (inferences only),
+    chosen. `phase`: "context" for the partial trace of a search with the context alone (shown
+    while the reasoner runs), "reasoned" once the inferences are there (before their search),
     "searched" once the knowledge is chosen."""
     root_detail = {
         "phase": phase,
