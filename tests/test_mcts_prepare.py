@@ -140,3 +140,27 @@ def test_chat_sidebar_shows_the_index_being_built(app_env, monkeypatch):
     assert not at.exception
     bars = [el.proto for el in at.get("progress")]
     assert bars and bars[0].value == 41 and bars[0].text == "building the knowledge index: 41% (sentence embeddings, 95 s)"
+
+
+@pytest.mark.slow
+def test_mcts_chat_with_the_small_embedded_model(tmp_path):
+    """The real llama.cpp runtime (SmolLM2-135M): the reasoner's completions stop at a line and 8
+    tokens, tau_r comes from the generation (no scoring pass), and the trace comes before the answer."""
+    from core.chat import ChatSession
+    from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
+
+    llm = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=2048, slots=2, threads=2))
+    try:
+        path = write_kb(tmp_path)
+        config = MCTSConfig(kb=_settings(tmp_path, path), reasoner=ReasonerSettings(cache=False))
+        session = ChatSession("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config, max_tokens=24)
+        record = session.send("My dog wants to run in the park every day.")
+        reasoning = session.method.search(session.dialogue, "Does he like other animals?").reasoning
+    finally:
+        llm.close()
+    assert record["reply"] and len(record["evidence"]) == 5
+    assert record["first_trace_s"] is not None and record["first_trace_s"] < record["seconds"]
+    reason = record["cost"]["reason"]
+    assert reason["llm_calls"] == 11 and reason["completion_tokens"] <= 11 * 8  # one call per relation, none scoring
+    assert reasoning.scored and all(c.tau is not None and c.tau <= 0 for c in reasoning.candidates)
+    assert all("\n" not in c.text for c in reasoning.candidates)
