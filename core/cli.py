@@ -349,7 +349,9 @@ def _run_train_factcheck(args) -> int:
 def _add_models(sub) -> None:
     p = sub.add_parser("models", help="the embedded LLMs and sliced embedders: installed or not, joined and verified")
     p.add_argument("--prepare", default=None, metavar="KEY",
-                   help="join and verify this model now (LLMs: small, default, large; embedders: mpnet)")
+                   help="join and verify this model now (LLMs: small, default, large; embedders: mpnet); "
+                        "mcts-kb: build the MCTS knowledge index of the default KB (or --kb) now")
+    p.add_argument("--kb", default="", help="with --prepare mcts-kb: a GenericsKB-format file (default: the 50k sample)")
     p.set_defaults(func=_run_models)
 
 
@@ -358,6 +360,8 @@ def _run_models(args) -> int:
 
     if args.prepare == "mpnet":
         return _prepare_embedder()
+    if args.prepare == "mcts-kb":
+        return _prepare_mcts_kb(args.kb)
     keys = [args.prepare] if args.prepare else list(MODELS)
     status = 0
     for key in keys:
@@ -384,6 +388,32 @@ def _prepare_embedder() -> int:
         print(f"mpnet    {MPNET.name}: {err}", file=sys.stderr)
         return 1
     print(f"mpnet    {MPNET.name}: ready, {folder} ({MPNET.checked_file} {MPNET.size:,} bytes, sha256 verified)")
+    return 0
+
+
+def _prepare_mcts_kb(kb: str) -> int:
+    """Build (or find in the cache) the knowledge index the `mcts` chat method's first reply needs,
+    printing its progress: the same preparation the app runs in the background."""
+    from core.methods.mcts.config import KBSettings
+    from core.methods.mcts.kb import KBFormatError
+    from core.methods.mcts.prepare import prepare_kb
+    from core.resources import load_embedder
+
+    settings = KBSettings(path=kb) if kb else KBSettings()
+    prep = prepare_kb(settings.path, load_embedder(""), settings)
+    shown = ""
+    while not prep.wait(5.0):
+        line = prep.state().describe()
+        if line.split(" (")[0] != shown:
+            print(line, flush=True)
+            shown = line.split(" (")[0]
+    try:
+        knowledge = prep.result()
+    except (KBFormatError, OSError) as err:
+        print(f"mcts-kb  {settings.path}: {err}", file=sys.stderr)
+        return 1
+    print(f"mcts-kb  {len(knowledge):,} sentences, {len(knowledge.concepts):,} concepts: ready in {prep.state().seconds:.1f} s "
+          f"({knowledge.folder})")
     return 0
 
 

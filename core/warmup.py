@@ -121,6 +121,21 @@ def nli_step(name_or_path: str = "") -> Callable[[], object]:
     return run
 
 
+def mcts_kb_step(kb_path: str = "", embedder: str = "") -> Callable[[], object]:
+    """Prepare the MCTS knowledge index (a first build takes minutes; later starts load it in about
+    a second) through the process-wide preparation the Chat page shows and the `mcts` method uses."""
+
+    def run():
+        from core.methods.mcts.config import KBSettings
+        from core.methods.mcts.prepare import prepare_kb
+        from core.resources import load_embedder
+
+        settings = KBSettings(path=kb_path) if kb_path else KBSettings()
+        return prepare_kb(settings.path, load_embedder(embedder), settings).result()
+
+    return run
+
+
 def default_steps(embedder: str = "", nli_model: str = "") -> list[tuple[str, Callable[[], object]]]:
     """The shared models a first query or reply needs, most urgent first: the sentence embedder
     (retrieval), the sentence splitter (SGMem), spaCy (D-SMART memory), the NLI model (each

@@ -117,6 +117,8 @@ if query:
             llm = state.current_llm()  # loading it can fail: a missing or corrupt model file
             if note := streaming.queue_note(llm, state.llm_settings().slots):
                 st.caption(note)
+            if method_name == "mcts":
+                mcts_ui.wait_for_kb()  # "building the knowledge index: 41%" rather than a bare Stop button
             with st.spinner(f"{method_name} is thinking…"):
                 method = method_for(cid)
                 method.sync(dialogue)

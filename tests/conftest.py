@@ -14,6 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # No background warm-up of real models in AppTests (tests/test_warmup.py starts it where it is the point).
 os.environ.setdefault("WORKBENCH_WARMUP", "0")
+os.environ.setdefault("WORKBENCH_WARMUP_KB", "0")  # nor a build of the 50k MCTS knowledge index (minutes)
 
 # Property-based fuzzing (tests/test_fuzz_*.py). "ci": a bounded, reproducible run (same examples
 # every time, so CI never flakes on a newly drawn case); "deep": many random examples, to hunt for
@@ -105,6 +106,7 @@ def app_server(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_LLM", "OPENAI_"))}
     env["WORKBENCH_DB"] = str(db)
     env["WORKBENCH_WARMUP"] = "1"  # the real app warms up in the background, as under `make run`
+    env["WORKBENCH_WARMUP_KB"] = "0"  # but does not build the 50k MCTS index (minutes) beside the tests
     # The browser tests drive the pages: the same embedded llama.cpp runtime serves them, with the
     # 135M model so that a reply (and a D-SMART tree) takes seconds on 2 cores. The 0.5B default is
     # tested by tests/test_llamacpp.py and the `chat` command's tests.

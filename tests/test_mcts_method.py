@@ -146,11 +146,26 @@ def test_reasoner_reads_tau_from_the_generation_and_scores_only_what_it_cannot()
         return _reply_by_relation(messages) + "."
 
     llm = LogprobLLM(reply)
-    by_rel = {c.relation: c for c in _reasoner(llm).infer(CONTEXT).candidates}
+    exact = Reasoner(llm, HashingEmbedder(128), ReasonerSettings(cache=False, rescore_echoes=True))
+    by_rel = {c.relation: c for c in exact.infer(CONTEXT).candidates}
     assert by_rel["xWant"].text == "to play with cats" and by_rel["xWant"].tau == pytest.approx(-0.25)
     assert by_rel["xWant"].tokens == 4  # the generated tokens that spell it, not the full stop
     assert by_rel["xReact"].text == "happy" and by_rel["xReact"].tau == pytest.approx(-9.0)
     assert llm.scored == ["happy"]  # one scoring request instead of ten
+    # the default reads the echoed one's tail from the generation too: no scoring pass at all
+    fast = LogprobLLM(reply)
+    by_rel = {c.relation: c for c in _reasoner(fast).infer(CONTEXT).candidates}
+    assert by_rel["xReact"].text == "happy" and by_rel["xReact"].tau == pytest.approx(-0.25) and by_rel["xReact"].tokens == 1
+    assert fast.scored == []
+
+
+def test_generated_logprob_after_an_echo():
+    echo = _pieces(("as", -0.1), (" a", -0.1), (" result", -0.1), (",", -0.1), (" feels", -0.1), (" very", -0.2),
+                   (" happy", -0.3), (".", -1.0))
+    assert generated_logprob(echo, "very happy") is None  # not the start: exact tau needs a scoring pass
+    assert generated_logprob(echo, "very happy", after_echo=True) == pytest.approx((-0.5, 2))
+    assert generated_logprob(echo, "ery happy", after_echo=True) is None  # starts inside a token
+    assert generated_logprob(echo, "sad", after_echo=True) is None
 
 
 def test_reasoner_cache_serves_repeats(tmp_path):

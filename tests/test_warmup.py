@@ -104,6 +104,8 @@ def warm_app(app_env, monkeypatch):
     monkeypatch.setenv("WORKBENCH_WARMUP", "1")
     monkeypatch.setattr(ui.warmup, "_warmup", None)
     monkeypatch.setattr(ui.warmup, "default_steps", lambda **models: [("sentence embedder", lambda: None), ("spaCy", lambda: None)])
+    monkeypatch.setenv("WORKBENCH_WARMUP_KB", "1")
+    monkeypatch.setattr(ui.warmup, "mcts_kb_step", lambda **kb: lambda: None)  # the MCTS index: last, faked here
     return ui.warmup
 
 
@@ -114,6 +116,7 @@ def test_home_starts_the_warm_up_and_reports_it(warm_app):
     at.run()
     captions = " ".join(c.value for c in at.caption)
     assert "Shared models ready" in captions and "sentence embedder" in captions
+    assert [r.name for r in warm_app._warmup.results][-1] == "knowledge index"
 
 
 def test_home_says_when_warm_start_is_off(app_env, monkeypatch):

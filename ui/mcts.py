@@ -12,6 +12,7 @@ import streamlit as st
 from pyvis.network import Network
 
 from core.dialogue import Trace, TraceNode
+from ui import warmup
 from ui.trees import _offline, short
 
 TREE_COLOURS = {"bridge": "#4c78a8", "r1": "#f58518", "r2": "#54a24b", "r3": "#b279a2", "r4": "#e45756", "r5": "#72b7b2"}
@@ -107,6 +108,27 @@ def render_trace(trace: Trace, key: str = "", show_prompt: bool = True) -> None:
             st.text(f"[{m['role']}]\n{m['content']}")
 
 
+def render_partial(trace: Trace) -> None:
+    """The reply box while the answer is not written yet: the reasoner's selected inferences, then
+    the knowledge the search chose (the trees come with the finished reply's details)."""
+    root = trace.nodes[0].detail if trace.nodes else {}
+    reasoning = root.get("reasoning") or {}
+    chosen = sorted((c for c in reasoning.get("candidates", []) if c.get("selected")), key=lambda c: c.get("rank") or 0)
+    if chosen:
+        st.markdown("**Reasoner** (the LLM standing in for COMET), selected inferences:")
+        st.text("\n".join(f"{c['relation']}: {c['statement']} {c['text']}" for c in chosen))
+    if root.get("phase") == "reasoned":
+        st.caption(f"Reasoner: {reasoning.get('seconds', 0):.1f} s. Searching the knowledge base…")
+        return
+    knowledge = root.get("knowledge", [])
+    if root.get("phase") == "context":
+        st.markdown(f"**Knowledge for the context alone** (MCTS without the reasoner, {len(knowledge)} sentence(s)); "
+                    "the reasoner is inferring…")
+    else:
+        st.markdown(f"**Knowledge retrieved** (MCTS, {len(knowledge)} sentence(s)); writing the answer…")
+    st.text("\n".join(f"{i}. {k['text']}  ({k['score']:.2f})" for i, k in enumerate(knowledge, 1)) or "(none found)")
+
+
 # -- the Chat page's KB choice ---------------------------------------------------------------------
 KB_PATH = "mcts_kb_path"  # st.session_state: this user's KB file for the `mcts` chat method
 
@@ -118,17 +140,58 @@ def _forget_instances() -> None:
 
 
 def kb_picker() -> None:
+    """The KB file box; picking `mcts` starts preparing that file's index in the background, and
+    its progress shows here until it is ready."""
     from core.methods.mcts.config import DEFAULT_KB
 
     st.session_state.setdefault(KB_PATH, str(DEFAULT_KB))
     path = st.text_input("Knowledge base (GenericsKB format)", key=KB_PATH, on_change=_forget_instances,
-                         help="term<TAB>sentence<TAB>score per line. The first reply builds and caches its index (minutes "
-                              "for 50k sentences on 2 cores); later starts load it in seconds.")
+                         help="term<TAB>sentence<TAB>score per line. Its index is built once in the background (minutes "
+                              "for 50k sentences on 2 cores; `python -m core models --prepare mcts-kb` builds the default "
+                              "one ahead) and cached; later starts load it in about a second.")
     from pathlib import Path
 
     if not Path(path).is_file():
         st.warning(f"No file at {path}")
+    elif warmup.enabled() and warmup.kb_enabled():  # off (tests): the first reply prepares it, progress in the reply box
+        prep = kb_preparation()
+        if not prep.state().done:
+            st.fragment(run_every=1.0)(_kb_status)(prep)
+        else:
+            _kb_status(prep)
     st.caption(COMET_CAPTION)
+
+
+def kb_preparation():
+    """The process-wide preparation of this user's KB index (started on the first ask)."""
+    from core.methods.mcts.prepare import prepare_kb
+    from ui import resources, state
+
+    config = chat_config()
+    return prepare_kb(config.kb.path, resources.embedder(state.embedder_choice()), config.kb)  # the method's embedder
+
+
+def _kb_status(prep) -> None:
+    now = prep.state()
+    if now.stage == "failed":
+        st.error(now.describe())
+    elif now.done:
+        st.caption(now.describe())
+    else:
+        st.progress(now.fraction, text=now.describe())
+
+
+def wait_for_kb(poll_s: float = 0.5) -> None:
+    """In the reply box: the index's progress until it is ready (a reply needs it). The Stop
+    button still works: it reruns the page, which ends this loop; the build goes on."""
+    prep = kb_preparation()
+    if prep.state().done:
+        return
+    bar = st.empty()
+    while not prep.wait(poll_s):
+        now = prep.state()
+        bar.progress(now.fraction, text=now.describe())
+    bar.empty()
 
 
 def chat_config():

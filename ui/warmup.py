@@ -11,7 +11,7 @@ import threading
 
 import streamlit as st
 
-from core.warmup import WarmUp, default_steps
+from core.warmup import WarmUp, default_steps, mcts_kb_step
 
 _lock = threading.Lock()
 _warmup: WarmUp | None = None  # process-wide: the models it loads are shared by every session
@@ -19,6 +19,11 @@ _warmup: WarmUp | None = None  # process-wide: the models it loads are shared by
 
 def enabled() -> bool:
     return os.environ.get("WORKBENCH_WARMUP", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def kb_enabled() -> bool:
+    """`WORKBENCH_WARMUP_KB=0`: do not prepare the MCTS knowledge index at app start."""
+    return os.environ.get("WORKBENCH_WARMUP_KB", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def start() -> WarmUp | None:
@@ -34,6 +39,8 @@ def start() -> WarmUp | None:
             # torch's threads are set before the first model loads; the NLI model the app uses
             steps = [("torch", limit_torch_threads), *default_steps(nli_model=os.environ.get("WORKBENCH_NLI_MODEL", "")),
                      ("gc freeze", gc.freeze)]  # the models' objects, long-lived, out of every later full collection
+            if kb_enabled():  # last: a first build takes minutes (the Chat page shows its progress with `mcts`)
+                steps.append(("knowledge index", mcts_kb_step(embedder=os.environ.get("WORKBENCH_EMBEDDER", ""))))
             _warmup = WarmUp(steps).start()
     return _warmup
 

@@ -149,6 +149,10 @@ class Method(ABC):
         """Hand a partial trace to whoever watches this reply (each replaces the last)."""
         self._progress(Progress(trace.kind, text or f"{len(trace.nodes)} step(s) so far", None, (), trace))
 
+    def _watched(self) -> bool:
+        """Whether progress of this reply goes anywhere (work done only to show it can be skipped)."""
+        return self._stream is not None and self._stream.progress is not None
+
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
         stream = self._stream
         with watch("generate"):

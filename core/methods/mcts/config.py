@@ -40,9 +40,14 @@ class ReasonerSettings:
 
     relations: tuple[str, ...] = tuple(RELATIONS)
     outcomes: int = 3  # ours: size of the DPP-selected subset R (the paper does not give it)
-    max_tokens: int = 12  # ours: a COMET tail is a short phrase
+    max_tokens: int = 8  # ours: a COMET tail is a short phrase (the prompt asks for at most eight words)
     temperature: float = 0.0  # ours: greedy, one candidate per relation (deterministic, cacheable)
     context_turns: int = 3  # ours: the latest turns the LLM sees
+    stop: tuple[str, ...] = ("\n",)  # ours: the cleaning keeps the first line anyway, so decoding stops there
+    # ours: tau_r of a completion that echoed the prompt first is read from the generated tokens of
+    # its tail (conditioned on the echo too: an approximation); True = a scoring pass, exact but
+    # ~12 one-token requests per echoed relation (seconds on 2 cores)
+    rescore_echoes: bool = False
     cache: bool = True  # reasoner outputs cached on disk by (model, prompt)
 
 

@@ -19,7 +19,6 @@ import re
 import shutil
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -289,7 +288,8 @@ def assemble(texts: Sequence[str], terms: Sequence[str] | None, scores: Sequence
     t0 = time.perf_counter()
     if progress:
         progress("concepts", 0.0)
-    per_sentence = extract_concepts(nlp, texts, terms, settings.max_concept_words, settings.batch_size)
+    parsed = (lambda fraction: progress("concepts", fraction)) if progress else None
+    per_sentence = extract_concepts(nlp, texts, terms, settings.max_concept_words, settings.batch_size, parsed)
     vocab: dict[str, int] = {}
     rows = [[vocab.setdefault(c, len(vocab)) for c in cs] for cs in per_sentence]
     concepts = list(vocab)
@@ -340,6 +340,8 @@ def load_or_build(path: str | Path, embedder: Embedder, settings: KBSettings = K
               "dim": embedder.dim, "concept_max_words": settings.max_concept_words}
     if folder.is_dir():
         try:
+            if progress:
+                progress("loading", 0.0)
             kb = KnowledgeBase.load(folder, expect)
             ensure_groups(kb, settings)
             return kb
@@ -354,6 +356,8 @@ def load_or_build(path: str | Path, embedder: Embedder, settings: KBSettings = K
                   {"source_sha256": key, "embedder": embedder_id, "source": rows.source, "source_file_sha256": sha, "limit": limit,
                    "dropped_duplicates": rows.dropped_duplicates, "spacy": getattr(nlp, "meta", {}).get("name", "")},
                   progress)
+    if progress:
+        progress("node groups", 0.0)
     kb.save(folder)
     ensure_groups(kb, settings)
     return kb
@@ -368,9 +372,3 @@ def _resumable(embedder: Embedder, settings: KBSettings, cache_dir) -> Embedder:
         return embedder
     root = cache_dir or settings.cache_dir
     return CachedEmbedder(embedder, Path(root) / "embeddings" if root else None)
-
-
-@lru_cache(maxsize=2)
-def shared_kb(path: str, embedder: Embedder, settings: KBSettings = KBSettings()) -> KnowledgeBase:
-    """One KB per (file, embedder, settings) per process: it is read-only once built."""
-    return load_or_build(path, embedder, settings, cache_dir=settings.cache_dir or None)

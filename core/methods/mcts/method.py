@@ -39,7 +39,7 @@ class MCTSMethod(Method):
 
     def parts(self) -> KnowledgeTools:
         if self._parts is None:
-            from core.methods.mcts.kb import shared_kb
+            from core.methods.mcts.prepare import shared_kb
             from core.methods.mcts.reasoner import Reasoner
             from core.methods.mcts.retriever import KnowledgeSearch
 
@@ -58,15 +58,29 @@ class MCTSMethod(Method):
         with watch("load_kb"):
             parts = self.parts()
         lines = self.context_lines(dialogue, query)
+        if parts.reasoner is not None and self._watched():
+            # Knowledge for the context alone (the "w/o reasoner" search, ~0.05 s on the 50k KB) is on
+            # screen within a second; the reasoner's LLM calls take seconds, and their search replaces it.
+            with watch("search_context"):
+                early = parts.search.run(lines, None, self.config.top_k)
+            self._show(self.trace(early, phase="context"))
         with watch("reason"):
             reasoning = parts.reasoner.infer(lines) if parts.reasoner else None
+        if reasoning is not None:  # the inferences, on screen while the trees are searched
+            self._show(self.reasoning_trace(reasoning))
         with watch("search"):
             return parts.search.run(lines, reasoning, self.config.top_k)
 
-    def trace(self, result, prompt: tuple = ()) -> Trace:
+    def trace(self, result, prompt: tuple = (), phase: str = "searched") -> Trace:
         from core.methods.mcts.retriever import result_trace
 
-        return result_trace(result, self.parts().kb, prompt)
+        return result_trace(result, self.parts().kb, prompt, phase)
+
+    def reasoning_trace(self, reasoning) -> Trace:
+        """The partial trace of a reply whose reasoner has run and whose search has not."""
+        from core.methods.mcts.retriever import MCTSResult, result_trace
+
+        return result_trace(MCTSResult((), reasoning, (), (), 0, ()), self.parts().kb, phase="reasoned")
 
     def retrieve(self, dialogue: Dialogue, query: str, k: int) -> list[Evidence]:
         return list(self.search(dialogue, query).knowledge[:k])
@@ -76,6 +90,7 @@ class MCTSMethod(Method):
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         result = self.search(dialogue, query, watch)
+        self._show(self.trace(result))  # the knowledge and the trees, before the answer streams
         with watch("build_prompt"):
             knowledge = "\n".join(f"- {e.text}" for e in result.knowledge) or "(none found)"
             system = render_prompt("mcts_response", knowledge=knowledge)

@@ -82,25 +82,37 @@ def render_statement(statement: str) -> str:
     return re.sub(r"\b[xX]\b", "the speaker", statement)
 
 
-def generated_logprob(pieces: Sequence[TokenLogprob] | None, text: str) -> tuple[float, int] | None:
+def generated_logprob(pieces: Sequence[TokenLogprob] | None, text: str, after_echo: bool = False) -> tuple[float, int] | None:
     """(total log-probability, tokens) of the generated tokens that spell `text`, when `text` is the
     start of the generation (after leading whitespace) and ends on a token boundary: what the model
     wrote after it (a full stop, words past the cut) does not change those tokens' probabilities.
-    None otherwise: an echo was cut off the front (the tokens were conditioned on it), the text was
-    rewritten, or the cut falls inside a token."""
+    None otherwise: an echo was cut off the front, the text was rewritten, or a cut falls inside a
+    token. `after_echo`: also read `text` where it comes after an echo of the prompt (its last
+    occurrence, starting and ending on token boundaries); those tokens were conditioned on the echo
+    too, so this approximates tau_r rather than equalling it (a scoring pass would be exact)."""
     if not pieces or not text:
         return None
     raw = b"".join(t.piece for t in pieces)
-    lead = len(raw) - len(raw.lstrip())
     target = text.encode("utf-8")
-    if not raw[lead:].startswith(target):
+    lead = len(raw) - len(raw.lstrip())
+    if raw[lead:].startswith(target):
+        start, end = 0, lead + len(target)
+    elif after_echo and (found := raw.rfind(target)) >= 0:
+        start, end = found, found + len(target)
+        while start > 0 and raw[start - 1:start].isspace():  # a token's leading space belongs to the text
+            start -= 1
+    else:
         return None
-    end, at, total, n = lead + len(target), 0, 0.0, 0
+    at, total, n = 0, 0.0, 0
     for token in pieces:
         if at >= end:
             break
-        total, n, at = total + token.logprob, n + 1, at + len(token.piece)
-    return (total, n) if at == end else None
+        if at >= start:
+            total, n = total + token.logprob, n + 1
+        elif at + len(token.piece) > start:
+            return None  # the text starts inside a token
+        at += len(token.piece)
+    return (total, n) if at == end and n else None
 
 
 def clean_completion(raw: str, prefix: str, statement: str = "", max_words: int = 12) -> str:
@@ -170,7 +182,7 @@ class Reasoner:
             text = clean_completion(raw, prefix, st)
             if not words(text):
                 continue
-            generated = generated_logprob(p, text)
+            generated = generated_logprob(p, text, after_echo=not self.settings.rescore_echoes)
             count = generated[1] if generated else n if text == raw.strip() and n else max(1, approx_tokens(text))
             kept.append((rel, st, m, text, count, generated))
         dropped = len(prompts) - len(kept)
@@ -191,12 +203,13 @@ class Reasoner:
     def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int], list[tuple[TokenLogprob, ...] | None]]:
         """(text, generated tokens, their log-probabilities or None) per prompt, from the cache or the LLM."""
         s = self.settings
-        keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature) for msgs in batch]
+        keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature, *s.stop)
+                for msgs in batch]  # no stop strings: the key of earlier caches
         found = [self.cache.get(k) if self.cache else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens,
-                                       logprobs=True)
+                                       stop=list(s.stop) or None, logprobs=True)
             for i, c in zip(todo, outs):
                 lps = None if c.token_logprobs is None else [[t.piece.hex(), t.logprob] for t in c.token_logprobs]
                 found[i] = {"text": c.text, "tokens": c.completion_tokens, "logprobs": lps}

@@ -266,10 +266,16 @@ def _deadline(budget_end: float, trees_left: int) -> float:
 
 
 # -- the result as trace data for the UI ------------------------------------------------------------
-def result_trace(result: MCTSResult, kb: KnowledgeBase, prompt: tuple = ()) -> Trace:
+def result_trace(result: MCTSResult, kb: KnowledgeBase, prompt: tuple = (), phase: str = "searched") -> Trace:
     """Visited nodes of every tree under one context root. Node value = mean backed-up value Q;
-    detail holds visits, prior, the critic's own value and its parts."""
+    detail holds visits, prior, the critic's own value and its parts, and the root the knowledge
+    chosen. `phase`: "context" for the partial trace of a search with the context alone (shown
+    while the reasoner runs), "reasoned" once the inferences are there (before their search),
+    "searched" once the knowledge is chosen."""
     root_detail = {
+        "phase": phase,
+        "knowledge": [{"text": e.text, "score": round(float(e.score), 4), "tree": e.meta.get("tree", "")}
+                      for e in result.knowledge],
         "context_concepts": list(result.context_concepts), "connectors": list(result.connectors),
         "subregion": result.subregion, "notes": list(result.notes), "timings": {k: round(v, 4) for k, v in result.timings.items()},
         "reasoning": result.reasoning.as_dict() if result.reasoning else None, "comet_note": COMET_NOTE,
