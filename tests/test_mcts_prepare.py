@@ -84,7 +84,8 @@ def test_mcts_reply_shows_inferences_then_knowledge_before_the_answer(tmp_path):
     llm = ScriptedLLM(lambda m: "Dogs love parks." if "Knowledge:" in m[0].content else _reply_by_relation(m), scorer=_scorer)
     method = create_method("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config)
     events: list = []
-    stream = ReplyStream(sink=lambda piece: events.append(("text", piece)), trace=lambda t: events.append(("trace", t)))
+    stream = ReplyStream(sink=lambda piece: events.append(("text", piece)),
+                         progress=lambda e: events.append(("trace", e.trace)) if e.trace is not None else None)
     dialogue = Dialogue.from_turns([Turn(USER, "My dog wants to run in the park."), Turn(ASSISTANT, "Fun!")])
     reply = method.respond_streaming(dialogue, "Does he like other animals?", stream)
     kinds = [e[0] for e in events]
