@@ -91,12 +91,12 @@ def test_factuality_tab_scores_my_conversation_with_the_offline_verifier(app_env
     assert all("Bob" not in str(o) for o in box.options) and bob_cid
     at.button(key="fs_go").click().run()
     assert not at.exception
-    turns = at.dataframe[0].value
+    turns = next(d.value for d in at.dataframe if "factscore" in getattr(d.value, "columns", []))  # past the Metrics demo
     assert list(turns["turn"]) == [1, 3]
     assert list(turns["facts"]) == [2, 0]
     assert turns["factscore"].iloc[1] != turns["factscore"].iloc[1]  # NaN: undefined for the empty reply
     assert "undefined" in turns["note"].iloc[1]
-    facts = at.dataframe[1].value
+    facts = next(d.value for d in at.dataframe if "label" in getattr(d.value, "columns", []) and "fact" in d.value.columns)
     assert list(facts["fact"]) == ["The Golden Gate Bridge opened in 1937.", "It is red."]
     assert set(facts["label"]) <= {SUPPORTS, REFUTES, NEI}
     assert "1937" in facts["evidence"].iloc[0]
