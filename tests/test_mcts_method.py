@@ -378,3 +378,30 @@ def test_paired_differences_by_hand():
     assert cell["rougel_overlap"]["diff"] == pytest.approx(100 * (-0.1 + 0.1 + 0.0) / 3)
     assert cell["alignment@0.5"]["diff"] == pytest.approx(100 * (1 - 0 + 0 - 1 + 1 - 1) / 3)  # 1/0 above 0.5
     assert cell["semantic_overlap_f1"]["low"] <= cell["semantic_overlap_f1"]["diff"] <= cell["semantic_overlap_f1"]["high"]
+
+
+def test_reasoner_budget_drops_the_relations_it_had_no_time_for():
+    """Relations go out in rounds; once the budget is spent no further round is sent, the
+    relations left are dropped and the trace says how many."""
+    import time
+
+    from core.llm.fake import ScriptedLLM
+    from core.methods.mcts.config import ReasonerSettings
+    from core.methods.mcts.reasoner import Reasoner
+    from core.resources import HashingEmbedder
+
+    class Slow(ScriptedLLM):
+        generated = 0
+
+        def _complete(self, batch, temperature, max_tokens, stop):
+            time.sleep(0.1)
+            self.generated += len(batch)
+            return super()._complete(batch, temperature, max_tokens, stop)
+
+    llm = Slow(lambda m: "they feel happy", scorer=lambda m, c: -1.0)
+    reasoner = Reasoner(llm, HashingEmbedder(64), ReasonerSettings(cache=False, budget_s=0.25, round_size=2))
+    reasoning = reasoner.infer(["A: My dog runs in the park every day."])
+    sent = llm.generated
+    assert 2 <= sent < 11 and sent % 2 == 0  # whole rounds, far fewer than the 11 relations
+    assert any("not generated within the reasoner's 0.25 s budget" in n for n in reasoning.notes)
+    assert len(reasoning.candidates) == sent

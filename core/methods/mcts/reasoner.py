@@ -34,6 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
+from core.llm import cancel as stopping
 from core.llm.base import LLM, Message, ScoringUnsupported, TokenLogprob
 from core.llm.prompts import render_prompt
 from core.methods.mcts.config import RELATIONS, ReasonerSettings
@@ -175,7 +176,7 @@ class Reasoner:
         if not [t for t in turns if t.strip()]:
             return Reasoning((), (), False, 0.0, 0.0, ("empty context: no inferences",))
         prompts = self.prompts(turns)
-        texts, tokens, pieces = self._generate([m for *_, m in prompts])
+        texts, tokens, pieces, late = self._generate([m for *_, m in prompts])
         notes = [COMET_NOTE]
         kept = []  # (relation, statement, messages, inference, |d|, (total, tokens) read from the generation or None)
         for (rel, st, prefix, m), raw, n, p in zip(prompts, texts, tokens, pieces):
@@ -185,7 +186,9 @@ class Reasoner:
             generated = generated_logprob(p, text, after_echo=not self.settings.rescore_echoes)
             count = generated[1] if generated else n if text == raw.strip() and n else max(1, approx_tokens(text))
             kept.append((rel, st, m, text, count, generated))
-        dropped = len(prompts) - len(kept)
+        if late:
+            notes.append(f"{late} relation(s) not generated within the reasoner's {self.settings.budget_s:g} s budget")
+        dropped = len(prompts) - len(kept) - late
         if dropped:
             notes.append(f"{dropped} relation(s) gave an empty completion and were dropped")
         taus, scored = self._taus([(m, text, g) for _, _, m, text, _, g in kept], [n for *_, n, _ in kept])
@@ -200,24 +203,33 @@ class Reasoner:
         return Reasoning(tuple(candidates), selected, scored, logdet, time.perf_counter() - t0, tuple(notes))
 
     # -- steps -------------------------------------------------------------------------------
-    def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int], list[tuple[TokenLogprob, ...] | None]]:
-        """(text, generated tokens, their log-probabilities or None) per prompt, from the cache or the LLM."""
+    def _generate(self, batch: list[list[Message]]) -> tuple[list[str], list[int], list[tuple[TokenLogprob, ...] | None], int]:
+        """(text, generated tokens, their log-probabilities or None) per prompt, from the cache or the
+        LLM, and how many prompts the budget left unsent (their text is empty)."""
         s = self.settings
         keys = [_key(self.llm.name, "gen", [(m.role, m.content) for m in msgs], s.max_tokens, s.temperature, *s.stop)
                 for msgs in batch]  # no stop strings: the key of earlier caches
         found = [self.cache.get(k) if self.cache else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
-        if todo:
-            outs = self.llm.chat_batch([batch[i] for i in todo], temperature=s.temperature, max_tokens=s.max_tokens,
-                                       stop=list(s.stop) or None, logprobs=True)
-            for i, c in zip(todo, outs):
-                lps = None if c.token_logprobs is None else [[t.piece.hex(), t.logprob] for t in c.token_logprobs]
-                found[i] = {"text": c.text, "tokens": c.completion_tokens, "logprobs": lps}
-                if self.cache:
-                    self.cache.put(keys[i], found[i])
+        size = max(1, s.round_size) if s.budget_s > 0 else max(1, len(todo))
+        with stopping.deadline(s.budget_s):
+            for start in range(0, len(todo), size):
+                chunk = todo[start : start + size]
+                try:
+                    outs = self.llm.chat_batch([batch[i] for i in chunk], temperature=s.temperature, max_tokens=s.max_tokens,
+                                               stop=list(s.stop) or None, logprobs=True)
+                except stopping.DeadlinePassed:
+                    break  # the rest are not sent: their relations are dropped
+                for i, c in zip(chunk, outs):
+                    lps = None if c.token_logprobs is None else [[t.piece.hex(), t.logprob] for t in c.token_logprobs]
+                    found[i] = {"text": c.text, "tokens": c.completion_tokens, "logprobs": lps}
+                    if self.cache:
+                        self.cache.put(keys[i], found[i])
+        late = sum(f is None for f in found)
+        found = [f if f is not None else {"text": "", "tokens": 0, "logprobs": None} for f in found]
         pieces = [None if f.get("logprobs") is None else tuple(TokenLogprob(bytes.fromhex(h), float(lp)) for h, lp in f["logprobs"])
                   for f in found]
-        return [f["text"] for f in found], [int(f.get("tokens") or 0) for f in found], pieces
+        return [f["text"] for f in found], [int(f.get("tokens") or 0) for f in found], pieces, late
 
     def _taus(self, requests: list[tuple[list[Message], str, tuple[float, int] | None]],
               tokens: list[int]) -> tuple[list[float | None], bool]:
