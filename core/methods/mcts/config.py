@@ -49,10 +49,11 @@ class ReasonerSettings:
     # ~12 one-token requests per echoed relation (seconds on 2 cores)
     rescore_echoes: bool = False
     cache: bool = True  # reasoner outputs cached on disk by (model, prompt)
-    # ours: wall-clock seconds for the relations' generations (0 = none): they go out in rounds of
-    # `round_size` (the embedded server's slots); a round that would start after the budget is not
-    # sent and its relations are dropped, noted in the trace (on 2 cores all 11 take ~9 s)
-    budget_s: float = 4.0
+    # ours: wall-clock seconds for the relations' generations (0 = none, the default until the
+    # knowledge-retrieval rows are re-run with a budget): they go out in rounds of `round_size` (the
+    # embedded server's slots); a round that would start after the budget is not sent and its
+    # relations are dropped, noted in the trace (on 2 cores all 11 take ~9 s; docs/mcts.md)
+    budget_s: float = 0.0
     round_size: int = 2
 
 
