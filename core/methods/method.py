@@ -154,17 +154,21 @@ class Method(ABC):
         return self._stream is not None and self._stream.progress is not None
 
     def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
-        stream = self._stream
         with watch("generate"):
-            if stream is None:
-                return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
-            if stream.max_tokens:
-                max_tokens = min(max_tokens, stream.max_tokens)
-            pieces = []
-            for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
-                pieces.append(piece)
-                stream.sink(piece)
-            return "".join(pieces).strip()
+            return self._write(messages, temperature, max_tokens)
+
+    def _write(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
+        """The answer's text, streamed piece by piece to the page when one watches this reply."""
+        stream = self._stream
+        if stream is None:
+            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+        if stream.max_tokens:
+            max_tokens = min(max_tokens, stream.max_tokens)
+        pieces = []
+        for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
+            pieces.append(piece)
+            stream.sink(piece)
+        return "".join(pieces).strip()
 
     def _reply(self, text: str, watch: Stopwatch, calls_before: int, messages: list[Message],
                evidence=(), trace: Trace | None = None) -> Reply:

@@ -69,7 +69,7 @@ class TreeResponder:
                 result.states.append(fallback)
                 result.best = fallback
             self._progress(tree_progress(result.states, [result.best], -1, view, cfg.tree, started, result.stop_reason))
-            text, messages = model.respond(query, result.best, write=lambda m, t, n: self._write(m, t, n))
+            text, messages = model.respond(query, result.best, write=self._write)
         finally:
             llm.clear_prompt_cache()  # the search's cached prompt states are not needed again
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
@@ -82,19 +82,6 @@ class TreeResponder:
             timings={**watch.timings, **model.timings},
             llm_calls=llm.calls - calls0,
         )
-
-    def _write(self, messages, temperature: float, max_tokens: int) -> str:
-        """The answer, streamed to the page when one watches (Method._generate's path)."""
-        stream = self._stream
-        if stream is None:
-            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
-        if stream.max_tokens:
-            max_tokens = min(max_tokens, stream.max_tokens)
-        pieces = []
-        for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
-            pieces.append(piece)
-            stream.sink(piece)
-        return "".join(pieces).strip()
 
     def linker(self) -> EntityLinker:
         if self._linker is None:
