@@ -8,6 +8,7 @@ path. The whole tree is returned as a `Trace(kind="tree")` of plain data for the
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, replace
 
 from rdflib import Graph
@@ -159,8 +160,6 @@ def tree_progress(states: list[State], beam: list[State], depth: int, view: Memo
                   started: float, stop_reason: str = "") -> Progress:
     """The tree so far as lines a person reads: one per state (depth, action, value, new facts),
     beam states marked; `depth` -1 = the search ended (`stop_reason`)."""
-    import time
-
     on_beam = {s.id for s in beam}
     lines = []
     for s in states[1:]:
