@@ -58,6 +58,17 @@ STORE_SCRIPTS: list[str] = [
     """,
 ]
 
+# a label's fields, in the current labels and in their history alike (the old code's text, byte for byte)
+_LABEL_FIELDS = """\
+        item_id TEXT NOT NULL,
+        annotator TEXT NOT NULL COLLATE NOCASE,
+        label TEXT NOT NULL,
+        evidence TEXT NOT NULL DEFAULT '[]',
+        not_claim INTEGER NOT NULL DEFAULT 0,
+        comment TEXT NOT NULL DEFAULT '',
+        item_version INTEGER NOT NULL,
+        created_at REAL NOT NULL"""
+
 ANNOTATION_SCRIPTS: list[str] = [
     """
     CREATE TABLE annotation_tasks (
@@ -81,14 +92,7 @@ ANNOTATION_SCRIPTS: list[str] = [
     CREATE UNIQUE INDEX annotation_items_order ON annotation_items(task_id, position);
     CREATE TABLE annotation_labels (
         task_id TEXT NOT NULL,
-        item_id TEXT NOT NULL,
-        annotator TEXT NOT NULL COLLATE NOCASE,
-        label TEXT NOT NULL,
-        evidence TEXT NOT NULL DEFAULT '[]',
-        not_claim INTEGER NOT NULL DEFAULT 0,
-        comment TEXT NOT NULL DEFAULT '',
-        item_version INTEGER NOT NULL,
-        created_at REAL NOT NULL,
+""" + _LABEL_FIELDS + """,
         PRIMARY KEY (task_id, item_id, annotator),
         FOREIGN KEY (task_id, item_id) REFERENCES annotation_items(task_id, item_id) ON DELETE CASCADE
     );
@@ -96,14 +100,7 @@ ANNOTATION_SCRIPTS: list[str] = [
     CREATE TABLE annotation_label_history (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         task_id TEXT NOT NULL REFERENCES annotation_tasks(id) ON DELETE CASCADE,
-        item_id TEXT NOT NULL,
-        annotator TEXT NOT NULL COLLATE NOCASE,
-        label TEXT NOT NULL,
-        evidence TEXT NOT NULL DEFAULT '[]',
-        not_claim INTEGER NOT NULL DEFAULT 0,
-        comment TEXT NOT NULL DEFAULT '',
-        item_version INTEGER NOT NULL,
-        created_at REAL NOT NULL,
+""" + _LABEL_FIELDS + """,
         via TEXT NOT NULL DEFAULT 'page'
     );
     CREATE INDEX annotation_history_by_item ON annotation_label_history(task_id, item_id, annotator);
