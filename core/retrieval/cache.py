@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -37,6 +38,20 @@ def text_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (persistent: set once per file, kept by later connections). Changing
+    the journal mode needs the file to itself and SQLite answers "locked" at once, without its busy
+    wait, while another process or thread opens it too: so wait here, up to BUSY_TIMEOUT_S."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class CachedEmbedder(Embedder):
     """Wraps an embedder; texts seen before (in this process or any earlier run) cost a lookup."""
 
@@ -52,7 +67,7 @@ class CachedEmbedder(Embedder):
         self._local = threading.local()  # per-thread progress callback (one Streamlit session per thread)
         self.computed = 0  # texts actually embedded by the inner model (for reporting)
         with closing(self._connect()) as db, db:
-            db.execute("PRAGMA journal_mode=WAL")  # persistent: set once per file, kept by later connections
+            _use_wal(db)
             db.execute("CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
