@@ -71,6 +71,13 @@ def test_chat_and_batch(small):
     assert len(batch) == 2 and all(c.text for c in batch)
 
 
+def test_a_cpu_server_leaves_the_cores_to_itself(small):
+    """torch's OpenMP pool (another libgomp) halves the server's decode speed once it exists."""
+    import torch
+
+    assert torch.get_num_threads() == 1
+
+
 def test_json_follows_the_schema_by_grammar(small):
     schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
               "required": ["name", "age"], "additionalProperties": False}

@@ -69,6 +69,21 @@ class LlamaCppOptions:
     gpu_layers: int = 0  # > 0 offloads layers where the wheel has a GPU backend
 
 
+def leave_cores_to_llamacpp() -> None:
+    """One intra-op thread for torch in a process that runs llama.cpp on the CPU. Both use OpenMP,
+    from two copies of libgomp that do not know of each other: once torch's pool of one thread per
+    core exists, the server decodes at half speed (0.5B model, 2 cores: 128 tokens in 8-12 s instead
+    of ~4 s after one 2-thread sentence encode), and torch's own 2-thread encode is slower than a
+    1-thread one there (512 sentences: 3.1 s against 2.5 s). docs/speed.md has the figures."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def clean_text(text) -> str:
     """Model output as valid text: bytes decoded with replacement, lone surrogates replaced."""
     if isinstance(text, bytes):
@@ -123,6 +138,8 @@ class LlamaCppLLM(LLM):
         except (RuntimeError, ValueError) as err:
             raise LLMError(f"llama.cpp could not load {path}: {err}") from err
         self.address = self.server.listening_address.rstrip("/")
+        if options.gpu_layers <= 0:
+            leave_cores_to_llamacpp()
         self.load_seconds = time.perf_counter() - t0
         self._active = 0
         self._active_lock = threading.Lock()
