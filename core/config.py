@@ -128,3 +128,28 @@ def llm_settings_with_saved(base: LLMSettings, saved: dict) -> LLMSettings:
                 isinstance(current, float) and isinstance(value, int)):
             changes[name] = value
     return replace(base, **changes)
+
+
+def parse_overrides(text: str, settings_type: type, flag: str) -> dict:
+    """'budget_s=0,policy=enumerated' -> {"budget_s": 0.0, "policy": "enumerated"}, typed by the
+    fields of the dataclass `settings_type` (its defaults' types); an unknown field or a value of the
+    wrong type is an error naming `flag`. Only scalar fields (str, int, float, bool) are settable."""
+    from dataclasses import fields
+
+    if not text:
+        return {}
+    defaults = settings_type()
+    types = {f.name: type(getattr(defaults, f.name)) for f in fields(settings_type)
+             if isinstance(getattr(defaults, f.name), (str, int, float, bool))}
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        if key not in types:
+            raise ValueError(f"{flag}: {settings_type.__name__} has no setting {key!r}; known: {', '.join(types)}")
+        if types[key] is bool:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"{flag}: {key} takes true or false, not {value!r}")
+            out[key] = value.lower() in ("true", "1")
+        else:
+            out[key] = types[key](value)
+    return out

@@ -320,6 +320,7 @@ def test_mcts_method_answers_with_knowledge_and_tree(tmp_path):
     assert len(out.evidence) == 5 and all(e.kind == "knowledge" for e in out.evidence)
     assert out.trace.kind == "mcts" and out.trace.prompt[0]["role"] == "system"
     assert all(e.text in out.trace.prompt[0]["content"] for e in out.evidence)
+    assert out.trace.prompt[0]["content"].endswith("Keep your response to at most 3 sentences.")
     assert {"reason", "search", "generate"} <= set(out.timings)
     root = out.trace.nodes[0].detail
     assert root["reasoning"]["candidates"] and "COMET" in root["comet_note"]
@@ -405,3 +406,49 @@ def test_reasoner_budget_drops_the_relations_it_had_no_time_for():
     assert 2 <= sent < 11 and sent % 2 == 0  # whole rounds, far fewer than the 11 relations
     assert any("not generated within the reasoner's 0.25 s budget" in n for n in reasoning.notes)
     assert len(reasoning.candidates) == sent
+
+
+def test_reasoner_cuts_long_context_turns_but_not_the_last_event():
+    """A chat's earlier replies run to 100-200 words; every relation's request would pay for them."""
+    from core.methods.mcts.reasoner import last_words
+
+    long_reply = "Assistant: " + " ".join(f"w{i}" for i in range(100))
+    assert last_words(long_reply, 5) == "Assistant: ... w95 w96 w97 w98 w99"
+    assert last_words("no speaker " * 10, 3) == "... speaker no speaker"
+    assert last_words(long_reply, 0) == long_reply and last_words("A: short", 5) == "A: short"
+    llm = ScriptedLLM(_reply_by_relation, scorer=_scorer)
+    event = "User: " + " ".join(["my dog runs"] * 20)
+    reasoner = Reasoner(llm, HashingEmbedder(64), ReasonerSettings(cache=False, turn_words=5))
+    user = reasoner.prompts(["User: hi", long_reply, event])[0][3][-1].content
+    assert "Assistant: ... w95 w96 w97 w98 w99" in user and "w94" not in user
+    assert event.split(":", 1)[1].strip() in user  # the event itself is whole
+
+
+def test_reasoner_sends_its_relations_one_at_a_time_by_default():
+    """One request per round keeps the relations on one server slot, whose KV cache holds the
+    shared conversation prefix."""
+    class Counting(ScriptedLLM):
+        rounds: list = []
+
+        def _complete(self, batch, temperature, max_tokens, stop):
+            self.rounds.append(len(batch))
+            return super()._complete(batch, temperature, max_tokens, stop)
+
+    llm = Counting(_reply_by_relation, scorer=_scorer)
+    Reasoner(llm, HashingEmbedder(64), ReasonerSettings(cache=False)).infer(CONTEXT)
+    assert llm.rounds == [1] * len(RELATIONS)
+    llm.rounds = []
+    Reasoner(llm, HashingEmbedder(64), ReasonerSettings(cache=False, round_size=4)).infer(CONTEXT)
+    assert llm.rounds == [4, 4, 3]
+
+
+def test_reply_length_line_can_be_turned_off(tmp_path):
+    from core.methods.mcts.config import KBSettings
+
+    path = write_kb(tmp_path)
+    config = MCTSConfig(kb=KBSettings(path=str(path), concepts_per_group=4, cache_dir=str(tmp_path / "c")),
+                        reasoner=ReasonerSettings(cache=False), reply_sentences=0)
+    llm = ScriptedLLM(lambda m: "Fine." if "Knowledge:" in m[0].content else _reply_by_relation(m), scorer=_scorer)
+    out = create_method("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config).respond(
+        Dialogue.from_turns([Turn(USER, "My dog runs.")]), "Is that good?")
+    assert "sentences" not in out.trace.prompt[0]["content"]

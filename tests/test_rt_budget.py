@@ -145,6 +145,20 @@ def test_tree_overrides_are_typed_and_unknown_names_refused():
     assert config.tree.budget_s == 0.0 and config.tree.beam_width == 3
 
 
+def test_settings_overrides_are_typed_and_named():
+    from core.config import parse_overrides
+    from core.methods.mcts.config import ReasonerSettings
+
+    assert parse_overrides("budget_s=0,turn_words=0,cache=false", ReasonerSettings, "--reasoner") == \
+        {"budget_s": 0.0, "turn_words": 0, "cache": False}
+    with pytest.raises(ValueError, match="--reasoner: ReasonerSettings has no setting 'relations'"):
+        parse_overrides("relations=xWant", ReasonerSettings, "--reasoner")  # a tuple: not settable from text
+    with pytest.raises(ValueError, match="cache takes true or false"):
+        parse_overrides("cache=yes", ReasonerSettings, "--reasoner")
+    with pytest.raises(ValueError):
+        parse_overrides("turn_words=many", ReasonerSettings, "--reasoner")
+
+
 def test_embedding_scorer_searches_without_the_llm_and_finds_the_relevant_entity(hashing_embedder):
     """Weak model + embedder: the prior and the values come from embedding similarity, so the search
     sends no LLM request; EXPAND on the entity the question names wins; THINK is never proposed."""

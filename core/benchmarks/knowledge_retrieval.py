@@ -42,10 +42,19 @@ def add_arguments(parser) -> None:
                    help="what the dense/bm25/sgmem baselines search with (paper: context + reasoner inferences)")
     g.add_argument("--no-reasoner-cache", action="store_true", help="run the LLM for every context (for timing)")
     g.add_argument("--simulations", type=int, default=None, help="override: MCTS simulations per tree")
+    g.add_argument("--reasoner", default="", type=_reasoner_overrides,
+                   help="reasoner settings, e.g. 'budget_s=0' (all 11 relations, unbounded) or 'turn_words=0,round_size=2'")
     g.add_argument("--nli-model", default="", help="NLI model for P_e (default: assets/models/nli-minilm-l6)")
     g.add_argument("--bertscore-model", default="", help="BERTScore model folder or id (default: packaged MiniLM)")
     g.add_argument("--bertscore-layers", type=int, default=4)
     g.add_argument("--kb-cache", default="", help="cache folder of built KBs (default ~/.cache/dialogue-workbench)")
+
+
+def _reasoner_overrides(text: str) -> dict:
+    from core.config import parse_overrides
+    from core.methods.mcts.config import ReasonerSettings
+
+    return parse_overrides(text, ReasonerSettings, "--reasoner")
 
 
 def contexts(path, limit: int | None, turns: int) -> list[dict]:
@@ -102,18 +111,19 @@ def run(ctx) -> BenchResult:
     kb_seconds = time.perf_counter() - t0
     methods = _build_methods(ctx.methods, kb, embedder, o.get("simulations"))
     need_reasoner = any(_uses_reasoner(m, bq) for m in methods)
-    reasoner = Reasoner(tools.llm, embedder, ReasonerSettings(cache=not o.get("no_reasoner_cache")),
-                        cache_dir=o.get("kb_cache") or None) if need_reasoner else None
+    reasoner_settings = ReasonerSettings(**{"cache": not o.get("no_reasoner_cache"), **(o.get("reasoner") or {})})
+    reasoner = Reasoner(tools.llm, embedder, reasoner_settings, cache_dir=o.get("kb_cache") or None) if need_reasoner else None
     timings = {m: {"query": [], "search": []} for m in methods}
     timings["reasoner"] = {"infer": []}
     retrieved = {m: [] for m in methods}
-    cached_runs = 0
+    cached_runs, inferred = 0, []  # inferred: relations with a completion per context (a budget drops some)
     for item in tqdm(items, desc="knowledge-retrieval", disable=not ctx.progress):
         reasoning, r_seconds = None, 0.0
         if reasoner is not None:
             calls = tools.llm.calls
             t1 = time.perf_counter()
             reasoning = reasoner.infer(item["context"])
+            inferred.append(len(reasoning.candidates))
             r_seconds = time.perf_counter() - t1
             if tools.llm.calls > calls:
                 timings["reasoner"]["infer"].append(r_seconds)
@@ -140,10 +150,13 @@ def run(ctx) -> BenchResult:
         settings={"kb": _relative(o.get("kb") or _default_kb()), "kb_sentences": len(kb), "kb_concepts": len(kb.concepts),
                   "kb_groups": kb.groups.n_groups, "kb_sha256": kb.header.get("source_sha256", ""), "k": k,
                   "baseline_query": bq, "embedder": embedder.name, "llm": tools.llm.name if need_reasoner else None,
+                  "reasoner": {"budget_s": reasoner_settings.budget_s, "round_size": reasoner_settings.round_size,
+                               "turn_words": reasoner_settings.turn_words, "relations": len(reasoner_settings.relations)},
                   "bertscore": f"{o.get('bertscore_model') or 'packaged all-MiniLM-L6-v2'}, layer {o.get('bertscore_layers', 4)}",
                   "nli": o.get("nli_model") or "assets/models/nli-minilm-l6",
                   "alignment": "premise = next human turn, hypothesis = knowledge; per context the best sentence"},
         extra={"contexts": len(items), "kb_load_s": round(kb_seconds, 2), "reasoner_cache_hits": cached_runs,
+               "inferences_per_context": {"median": float(np.median(inferred)), "min": min(inferred)} if inferred else None,
                "paired": paired_differences(per)},
     )
 

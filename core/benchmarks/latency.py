@@ -41,22 +41,11 @@ def add_tree_argument(parser) -> None:
 
 
 def parse_tree_overrides(text: str) -> dict:
-    """'budget_s=0,policy=enumerated' -> {"budget_s": 0.0, "policy": "enumerated"}, typed by RTConfig's
-    fields; an unknown field or a value of the wrong type is an error naming it."""
-    from dataclasses import fields
-
+    """'budget_s=0,policy=enumerated' -> {"budget_s": 0.0, "policy": "enumerated"}, typed by RTConfig's fields."""
+    from core.config import parse_overrides
     from core.methods.dsmart.reasoning_tree import RTConfig
 
-    if not text:
-        return {}
-    types = {f.name: type(getattr(RTConfig(), f.name)) for f in fields(RTConfig)}
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, _, value = part.partition("=")
-        if key not in types:
-            raise ValueError(f"--tree: RTConfig has no setting {key!r}; known: {', '.join(types)}")
-        out[key] = types[key](value)
-    return out
+    return parse_overrides(text, RTConfig, "--tree")
 
 
 def method_config(name: str, max_tokens: int | None, early_stop: str | None = None, tree: dict | None = None):

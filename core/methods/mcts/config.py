@@ -43,18 +43,27 @@ class ReasonerSettings:
     max_tokens: int = 8  # ours: a COMET tail is a short phrase (the prompt asks for at most eight words)
     temperature: float = 0.0  # ours: greedy, one candidate per relation (deterministic, cacheable)
     context_turns: int = 3  # ours: the latest turns the LLM sees
+    # ours: each context turn before the last is cut to its last `turn_words` words (0 = whole). COMET
+    # reads one event; a chat's earlier replies run to 100-200 words, prompt tokens that every relation's
+    # request pays for. On the knowledge-retrieval data 2 of 100 DailyDialog contexts and 7 of 100
+    # EmpatheticDialogues ones have a longer turn there.
+    turn_words: int = 40
     stop: tuple[str, ...] = ("\n",)  # ours: the cleaning keeps the first line anyway, so decoding stops there
     # ours: tau_r of a completion that echoed the prompt first is read from the generated tokens of
     # its tail (conditioned on the echo too: an approximation); True = a scoring pass, exact but
     # ~12 one-token requests per echoed relation (seconds on 2 cores)
     rescore_echoes: bool = False
     cache: bool = True  # reasoner outputs cached on disk by (model, prompt)
-    # ours: wall-clock seconds for the relations' generations (0 = none, the default until the
-    # knowledge-retrieval rows are re-run with a budget): they go out in rounds of `round_size` (the
-    # embedded server's slots); a round that would start after the budget is not sent and its
-    # relations are dropped, noted in the trace (on 2 cores all 11 take ~9 s; docs/mcts.md)
-    budget_s: float = 0.0
-    round_size: int = 2
+    # ours: wall-clock seconds for the relations' generations (0 = none: all 11, the paper's
+    # reasoner); a round that would start after the budget is not sent and its relations are dropped,
+    # noted in the trace. On 2 cores one relation takes ~0.4 s, so the chat gets 6-7 of Table I's 11
+    # in their table order; a GPU server gets all of them (docs/mcts.md has the quality rows).
+    budget_s: float = 2.5
+    # ours: relations sent at once. 1 = one after another: the server keeps them on one slot, whose
+    # KV cache holds the shared conversation prefix, so it is computed once, not once per slot; on
+    # CPU two sequences decode no faster together than in turn (docs/mcts.md). A GPU server gains
+    # from larger rounds.
+    round_size: int = 1
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,9 @@ class MCTSConfig:
     critic: CriticSettings = CriticSettings()
     kb: KBSettings = KBSettings()
     recent_turns: int = 4  # chat: the latest turns form the context C and go into the prompt
+    # ours: the paper's response prompt sets no length, and the 0.5B default then writes 130-200 tokens
+    # (4-6 s on 2 cores, and as many prompt tokens in every later turn); 0 = no length line
+    reply_sentences: int = 3
     generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.8, max_tokens=200))
 
     def __post_init__(self) -> None:

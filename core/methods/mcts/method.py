@@ -94,6 +94,8 @@ class MCTSMethod(Method):
         with watch("build_prompt"):
             knowledge = "\n".join(f"- {e.text}" for e in result.knowledge) or "(none found)"
             system = render_prompt("mcts_response", knowledge=knowledge)
+            if cfg.reply_sentences:
+                system = system.rstrip() + "\n\n" + render_prompt("reply_length", sentences=cfg.reply_sentences).strip()
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages, result.knowledge, self.trace(result, prompt_record(messages)))

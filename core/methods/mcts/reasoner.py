@@ -116,6 +116,16 @@ def generated_logprob(pieces: Sequence[TokenLogprob] | None, text: str, after_ec
     return (total, n) if at == end and n else None
 
 
+def last_words(turn: str, limit: int) -> str:
+    """`turn` ("Speaker: text") with its text cut to the last `limit` words (0 = whole), marked "...":
+    the end of a long turn is what the next event follows."""
+    speaker, sep, text = turn.partition(":") if ":" in turn[:40] else ("", "", turn)
+    kept = text.split()
+    if limit <= 0 or len(kept) <= limit:
+        return turn
+    return f"{speaker}{sep} ... " + " ".join(kept[-limit:]) if sep else "... " + " ".join(kept[-limit:])
+
+
 def clean_completion(raw: str, prefix: str, statement: str = "", max_words: int = 12) -> str:
     """The inference tail of a completion: first line, without an echo of the prompt (small models
     often repeat "..., because the speaker wanted" before completing it), quotes or a speaker tag."""
@@ -162,6 +172,7 @@ class Reasoner:
         """(relation, rendered statement, sentence prefix to complete, messages) per relation."""
         recent = [t for t in turns if t.strip()][-self.settings.context_turns:]
         head = recent[-1].split(":", 1)[-1].strip().rstrip(".!?") if recent else ""
+        recent = [last_words(t, self.settings.turn_words) for t in recent[:-1]] + recent[-1:]
         system = render_prompt("mcts_reasoner_system")
         out = []
         for rel in self.settings.relations:
@@ -211,7 +222,7 @@ class Reasoner:
                 for msgs in batch]  # no stop strings: the key of earlier caches
         found = [self.cache.get(k) if self.cache else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
-        size = max(1, s.round_size) if s.budget_s > 0 else max(1, len(todo))
+        size = max(1, s.round_size)
         with stopping.deadline(s.budget_s):
             for start in range(0, len(todo), size):
                 chunk = todo[start : start + size]
