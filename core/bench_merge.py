@@ -22,8 +22,9 @@ from core.llm import cost as llm_cost
 from core.paths import portable_path
 from core.shards import duplicates
 
-# Settings that say where a run kept its files or how many threads it had, not what it measured.
-LOCAL_SETTINGS = frozenset({"embedding_cache", "threads"})
+# Settings that say where a run kept its files, how many threads it had or whether it started its
+# folder afresh (a resumable benchmark's --fresh), not what it measured.
+LOCAL_SETTINGS = frozenset({"embedding_cache", "threads", "fresh"})
 # Summary fields every run writes; the rest are the benchmark's extra fields.
 BASE_FIELDS = frozenset({"benchmark", "data", "code_version", "settings", "results", "timings", "cost", "wall_s", "date",
                          "shard", "timing_samples", "merged_from", "ray"})
@@ -70,17 +71,23 @@ def merge_runs(dirs: Sequence[str | Path], out: str | Path) -> dict:
 
 def compare_runs(merged: str | Path, single: str | Path) -> list[str]:
     """What differs between two runs of one benchmark (a merge and the single run): benchmark, data,
-    settings, results and the items without what each run times afresh (the module's TIMED_FIELDS).
-    Empty when they agree."""
+    settings, results and the items without what each run times afresh (the module's TIMED_FIELDS,
+    left out of the results too: a QA benchmark reports latency percentiles there). Empty when they agree."""
     (a, a_items), (b, b_items) = read_run(merged), read_run(single)
-    differences = [field for field in ("benchmark", "data", "settings", "results") if a.get(field) != b.get(field)]
     timed = getattr(load_benchmark(a["benchmark"]), "TIMED_FIELDS", frozenset())
+    differences = [field for field in ("benchmark", "data", "settings", "results")
+                   if _canonical(a.get(field), timed) != _canonical(b.get(field), timed)]
     if len(a_items) != len(b_items):
         differences.append(f"items ({len(a_items)} against {len(b_items)})")
     else:
-        ids = [i for i, (x, y) in enumerate(zip(a_items, b_items)) if _untimed(x, timed) != _untimed(y, timed)]
+        ids = [i for i, (x, y) in enumerate(zip(a_items, b_items)) if _canonical(x, timed) != _canonical(y, timed)]
         differences += [f"item {i + 1}" for i in ids[:10]] + ([f"{len(ids) - 10} more items"] if len(ids) > 10 else [])
     return differences
+
+
+def _canonical(value, timed: frozenset) -> str:
+    """The value without its timed fields as JSON text: NaN (the interval of a single value) equals NaN."""
+    return json.dumps(_untimed(value, timed), sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _untimed(value, timed: frozenset):

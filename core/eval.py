@@ -78,15 +78,20 @@ class BenchContext:
         self.cost: dict[str, dict[str, dict[str, int]]] = {}  # method -> stage -> LLM calls and tokens
         self.planned: list[str] | None = None  # every item id of the whole run, in run order (see plan)
 
-    def plan(self, ids: Sequence[str]) -> set[str]:
+    def plan(self, ids: Sequence[str], keys: Sequence[str] | None = None) -> set[str]:
         """Declare the run's items by id, in run order (after --limit and other selections); returns
-        the ids this run does: its shard's, or all of them."""
+        the ids this run does: its shard's, or all of them. `keys` (one per id) is what the shard is
+        chosen by when items must stay together (every row of one question in one shard); default
+        the ids themselves."""
         ids = [str(i) for i in ids]
+        keys = ids if keys is None else [str(k) for k in keys]
+        if len(keys) != len(ids):
+            raise ValueError(f"{self.name}: {len(keys)} shard keys for {len(ids)} items")
         twice = duplicates(ids)
         if twice:
             raise ValueError(f"{self.name}: item ids are not unique, cannot shard: {', '.join(twice[:20])}")
         self.planned = ids
-        mine = [i for i in ids if self.shard is None or self.shard.owns(i)]
+        mine = [i for i, k in zip(ids, keys) if self.shard is None or self.shard.owns(k)]
         if self.on_plan is not None:
             self.on_plan(len(mine))
         return set(mine)

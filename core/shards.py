@@ -1,9 +1,10 @@
 """Splitting a benchmark's items into shards that any scheduler can run apart.
 
 `--shard K/N` keeps the items whose id hashes to K modulo N (K counts from 0, as Slurm's
-`$SLURM_ARRAY_TASK_ID` with `--array=0-(N-1)` and Kubernetes' `$JOB_COMPLETION_INDEX` do). The hash
-is SHA-1 of the id, not Python's `hash()` (salted per process), so every machine, process and rerun
-puts an item in the same shard: the N shards never overlap and together cover every item.
+`$SLURM_ARRAY_TASK_ID` with `--array=0-(N-1)` and Kubernetes' `$JOB_COMPLETION_INDEX` do); items
+that must stay together (the rows of one QA question) hash a shared key instead (BenchContext.plan).
+The hash is SHA-1 of the id, not Python's `hash()` (salted per process), so every machine, process
+and rerun puts an item in the same shard: the N shards never overlap and together cover every item.
 
 A shard run records in its summary which shard it was and the ids the whole run plans (in run
 order), so `bench-merge` can name every item that is missing or duplicated and write the joined items

@@ -6,12 +6,15 @@ reader answers with LoCoMo's own QA prompt (task_eval/gpt_utils.py: the conversa
 context under session dates, "write an answer in the form of a short phrase ..."; temporal
 questions add "Use DATE of CONVERSATION to answer with an approximate date."). Scores: EM and F1
 with LoCoMo's normalisation, per category; with --judge, Mem0's LoCoMo "J" prompt. --limit N takes
-a sample stratified by category. Resumable (see core.benchmarks.qa_common).
+a sample stratified by category. Resumable and shardable (see core.benchmarks.qa_common).
 """
 
 from __future__ import annotations
 
 from core.benchmarks.qa_common import QAConversation, QAFormat, QAQuestion, add_qa_arguments, run_qa, stratified_sample
+# shardable (core.eval.shardable): a row is one (question, method), a shard takes whole questions,
+# and the figures come from the rows alone (qa_common.summarise)
+from core.benchmarks.qa_common import MERGE_EXTRA, TIMED_FIELDS, item_id, summarise  # noqa: F401
 from core.benchmarks.qa_sources import Piece
 from core.data.locomo import load_locomo
 from core.eval import BenchResult

@@ -7,11 +7,16 @@ give you several history chats ..." with the sessions under their dates and the 
 F1 and EM use LoCoMo's normalisation against the gold answer (abstention questions, `_abs`, are
 reported apart and scored by the judge only); with --judge, the published per-type prompts of
 src/evaluation/evaluate_qa.py. --limit N takes a sample stratified by question type.
+Resumable and shardable (see core.benchmarks.qa_common): each question has its own history, so
+shards split the memory building too.
 """
 
 from __future__ import annotations
 
 from core.benchmarks.qa_common import QAConversation, QAFormat, QAQuestion, add_qa_arguments, run_qa, stratified_sample
+# shardable (core.eval.shardable): a row is one (question, method), a shard takes whole questions,
+# and the figures come from the rows alone (qa_common.summarise)
+from core.benchmarks.qa_common import MERGE_EXTRA, TIMED_FIELDS, item_id, summarise  # noqa: F401
 from core.benchmarks.qa_sources import Piece
 from core.data.longmemeval import load_longmemeval
 from core.eval import BenchResult

@@ -12,10 +12,18 @@ with `scored: false` and left out of aggregates unless `--turns all`.
 Any method in core.methods.METHODS works by name; `--limit N` picks N dialogues round-robin over
 the 13 tasks, so a small limit still covers them all. `--reuse DIR` rescores the answers of an
 earlier run (same data and mode) instead of generating them again, e.g. with a newer NLI model.
+
+Shardable (`bench mtbench --shard K/N`, core.shards): an item is one (method, dialogue, turn) row and
+the shard is chosen by the dialogue, so a shard scores whole dialogues (one NLI pass each) for every
+method; the figures come from the rows alone, in the planned order (`summarise`). Python's and
+torch's random state is seeded per (method, dialogue) from --seed, not once per run, so a shard
+draws what the single run draws there; an LLM's own sampling at temperature > 0 still varies from
+run to run (figures then match as two single runs match each other).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -28,7 +36,8 @@ from core.eval import BenchContext, BenchResult
 from core.metrics.base import TurnSample
 from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
 from core.metrics.lexical import LEXICAL_METRICS
-from core.metrics.report import METRIC_KEYS, per_task, per_turn, summarise
+from core.metrics.report import METRIC_KEYS, per_task, per_turn
+from core.metrics.report import summarise as summarise_rows
 
 DEFAULT_METHODS = "golden,base"
 GOLDEN = "golden"
@@ -220,12 +229,12 @@ def run(ctx: BenchContext) -> BenchResult:
 
     mode, all_turns = ctx.options.get("mode", "golden"), ctx.options.get("turns", "official") == "all"
     max_tokens = ctx.options.get("max_tokens")
-    dialogues = stratified(load_mtbench(ctx.data), ctx.limit)
+    planned = stratified(load_mtbench(ctx.data), ctx.limit)
+    dialogues = _plan(ctx, planned)
     reused = load_reused(ctx.options["reuse"], mode) if ctx.options.get("reuse") else {}
     needs_llm = any(m != GOLDEN and m not in reused for m in ctx.methods) or ctx.options.get("judge")
     tools = ctx.make_tools() if needs_llm and ctx.make_tools else None
     scorer = Scorer(ctx.options.get("nli_model", ""), _make_judge(ctx, tools), _make_facts(ctx, tools))
-    _seed(ctx.seed, generating=tools is not None)
 
     items: list[dict] = []
     timings: dict[str, dict[str, list[float]]] = {}
@@ -234,6 +243,7 @@ def run(ctx: BenchContext) -> BenchResult:
         stages = timings.setdefault(method_name, {})
         for d in dialogues:
             bar.set_postfix(method=method_name, task=d.task)
+            _seed(_dialogue_seed(ctx.seed, method_name, d.id), generating=tools is not None)
             with ctx.metered(method_name):
                 answers = answer_dialogue(method_name, d, tools, mode, max_tokens, on_turn=lambda: bar.update(1),
                                           reused=reused.get(method_name), tree=ctx.options.get("tree"))
@@ -250,15 +260,43 @@ def run(ctx: BenchContext) -> BenchResult:
                     for stage, seconds in answer.timings.items():
                         stages.setdefault(stage, []).append(seconds)
     bar.close()
-    return BenchResult(
-        results=summarise(items, METRIC_KEYS + (("factscore", "neip") if scorer.facts else ())),
-        timings=timings,
-        settings={"mode": mode, "turns": "all" if all_turns else "official", "nli_model": scorer.nli_scorer.source,
-                  "nli_settings": asdict(scorer.nli_scorer.settings), "dialogues": len(dialogues),
-                  "tasks": sorted({d.task for d in dialogues}), "aggregation": "mean over dialogues of per-dialogue means",
-                  **_tree_settings(ctx.methods, max_tokens, ctx.options.get("tree"))},
-        extra={"per_task": per_task(items), "per_turn": per_turn(items)},
-    )
+    # the whole run's dialogues (a shard's settings are the single run's, so bench-merge accepts them)
+    settings = {"mode": mode, "turns": "all" if all_turns else "official", "nli_model": scorer.nli_scorer.source,
+                "nli_settings": asdict(scorer.nli_scorer.settings), "dialogues": len(planned),
+                "tasks": sorted({d.task for d in planned}), "aggregation": "mean over dialogues of per-dialogue means",
+                **_tree_settings(ctx.methods, max_tokens, ctx.options.get("tree"))}
+    results, extra = summarise(items, {**ctx.options, **settings})
+    return BenchResult(results=results, timings=timings, settings=settings, extra=extra)
+
+
+TIMED_FIELDS = frozenset({"seconds"})  # what a rerun measures afresh (left out when a merge is checked)
+
+
+def item_id(item: dict) -> str:
+    return f"{item['method']}::{item['dialogue_id']}::{item['turn']}"
+
+
+def summarise(items: list[dict], settings: dict) -> tuple[dict, dict]:
+    """(results, extra) from the rows alone, in the planned order (a single run and bench-merge
+    both come here): per method the means over dialogues with bootstrap intervals, per task, per turn."""
+    keys = METRIC_KEYS + (("factscore", "neip") if settings.get("factscore") else ())
+    return summarise_rows(items, keys), {"per_task": per_task(items), "per_turn": per_turn(items)}
+
+
+def _plan(ctx: BenchContext, dialogues: list[MTBenchDialogue]) -> list[MTBenchDialogue]:
+    """Declare every (method, dialogue, turn) row in run order (methods, then dialogues); keep the
+    dialogues this run owns. The shard is chosen by the dialogue: one NLI pass scores a dialogue's
+    turns together, and every method of a dialogue is answered in one shard."""
+    rows = [(m, d, i + 1) for m in ctx.methods for d in dialogues for i in range(len(d.rounds))]
+    mine = ctx.plan([item_id({"method": m, "dialogue_id": d.id, "turn": t}) for m, d, t in rows],
+                    keys=[str(d.id) for _, d, _ in rows])
+    owned = {d.id for m, d, t in rows if item_id({"method": m, "dialogue_id": d.id, "turn": t}) in mine}
+    return [d for d in dialogues if d.id in owned]
+
+
+def _dialogue_seed(seed: int, method: str, dialogue_id) -> int:
+    """A seed per (run seed, method, dialogue), the same in every process and shard."""
+    return int.from_bytes(hashlib.sha1(f"{seed}:{method}:{dialogue_id}".encode()).digest()[:4], "big")
 
 
 def _item(method: str, mode: str, d: MTBenchDialogue, i: int, answer: Answer, golden: str, row: dict, scored: bool) -> dict[str, Any]:

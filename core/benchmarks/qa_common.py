@@ -9,6 +9,11 @@ one call (temperature 0: the same prompt gives the same answer); the item says `
 
 Resumable: rows already in items.jsonl with the same run key (reader, judge, budget, prompt,
 data) are kept and their (method, question) pairs skipped; a row cut off by a kill is dropped.
+
+Shardable (`bench NAME --shard K/N`, core.shards): an item is one (question, method) row, but the
+shard is chosen by the question, so every method of a question is answered in one shard. The
+figures come from the rows alone, in the planned order (`summarise`), so merged shards, a resumed
+run and a single run give the same figures.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ from core.benchmarks.qa_sources import FullSource, Piece, Source, make_sources, 
 RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "layout", "max_tokens", "stop", "embedder",
                   "window")
 LAYOUTS = ("dialogue", "ranked")
+# What each run measures afresh (a rerun or a shard times it again), in the rows and in the results:
+# left out when a merge is checked against the single run (core.bench_merge.compare_runs).
+TIMED_FIELDS = frozenset({"retrieve_s", "answer_s", "batch_s", "latency_s", "latency_p50_s", "latency_p95_s"})
+# Extra summary fields that count a shard's work, not its rows: a merge adds them up or keeps the largest.
+MERGE_EXTRA = {"resumed_items": "sum", "cpu_s": "sum", "answer_wall_s": "max"}
 STOP = ["\n"]  # the answer is one short line; a model that goes on is cut there
 
 
@@ -118,6 +128,57 @@ def previous_rows(ctx, key: str) -> list[dict]:
         raise ValueError(f"{ctx.out}/items.jsonl holds rows of a run with other settings (run key {sorted(map(str, other))[0]}, "
                          f"this run {key}); pass --fresh to start over or choose another --out")
     return rows
+
+
+def item_id(item: dict) -> str:
+    """A row is one (question, method); its id names both (the shard is chosen by the question: plan)."""
+    return f"{item['question_id']}::{item['method']}"
+
+
+def plan(ctx, conversations: list[QAConversation], names: Sequence[str]) -> list[QAConversation]:
+    """Declare every (question, method) row of the run in run order and keep the questions this run
+    owns (all of them, or its shard's). A shard takes whole questions, so the reader call shared by
+    identical contexts (`reused_from`) is the single run's; a LoCoMo conversation whose questions
+    fall in several shards has its memory built in each of them (more work, the same figures)."""
+    rows = [(q.qid, m) for c in conversations for q in c.questions for m in names]
+    mine = ctx.plan([item_id({"question_id": q, "method": m}) for q, m in rows], keys=[q for q, _ in rows])
+    owned = {q for q, m in rows if item_id({"question_id": q, "method": m}) in mine}
+    kept = [QAConversation(c.conv_id, c.dialogue, [q for q in c.questions if q.qid in owned], c.values) for c in conversations]
+    return [c for c in kept if c.questions]
+
+
+def check_previous(ctx, rows: list[dict]) -> None:
+    """Rows of a killed run must be rows this run plans and owns (not another shard's or --limit's)."""
+    planned = set(ctx.planned or [])
+    foreign = [item_id(r) for r in rows
+               if item_id(r) not in planned or (ctx.shard is not None and not ctx.shard.owns(r["question_id"]))]
+    if foreign:
+        raise ValueError(f"{ctx.out}/items.jsonl holds {len(foreign)} rows this run does not plan (another --shard, "
+                         f"--limit or selection?): {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}; "
+                         f"pass --fresh to start over or choose another --out")
+
+
+def in_plan_order(ctx, rows: list[dict]) -> list[dict]:
+    """The rows in the planned order: the bootstrap resamples by position, so a resumed run and
+    merged shards must hand it the rows in the single run's order."""
+    rank = {i: n for n, i in enumerate(ctx.planned)}
+    return sorted(rows, key=lambda r: rank[item_id(r)])
+
+
+def summarise(items: Sequence[dict], settings: dict) -> tuple[dict, dict]:
+    """(results, extra) from the rows alone (a single run and bench-merge both come here): the QA
+    report per method in `settings["sources"]` order, with the run's bootstrap resamples and seed."""
+    from core.benchmarks import qa_report
+
+    names = list(settings.get("sources") or dict.fromkeys(i["method"] for i in items))
+    report = qa_report.summarise(items, names, boot=int(settings.get("boot", 2000)), seed=int(settings.get("seed", 0)))
+    for m in names:
+        row = report["results"].setdefault(m, {})
+        if "judge_accuracy" in row:
+            row["judge_status"] = settings.get("judge_status", "unvalidated")
+    extra = {"questions": len({i["question_id"] for i in items}), "conversations": len({i["conv_id"] for i in items}),
+             "paired": report["paired"], "bad_input": report["bad_input"]}
+    return report["results"], extra
 
 
 @dataclass
@@ -234,7 +295,6 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     """The whole benchmark over `conversations` (questions already sampled); returns BenchResult."""
     from tqdm import tqdm
 
-    from core.benchmarks import qa_report
     from core.benchmarks import retrieval_common as ev
     from core.eval import BenchResult
     from core.methods import Toolkit
@@ -256,7 +316,9 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
                 "layout": ctx.options.get("layout") or "dialogue",
                 "max_tokens": fmt.max_tokens, "stop": STOP, "embedder": s.embedder_name, "window": window}
     key = run_key(settings)
+    conversations = plan(ctx, conversations, [x.name for x in sources])
     previous = previous_rows(ctx, key)
+    check_previous(ctx, previous)
     done = {(r["method"], r["question_id"]) for r in previous}
     timings: dict = {}
     total = sum(len(c.questions) for c in conversations)
@@ -267,26 +329,16 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
         answer_conversation(ctx, conv, sources, fmt, reader, judge, budget, window, key, done, timings,
                             on_question=lambda: bar.update(1), layout=settings["layout"])
     bar.close()
-    items = previous + ctx.written_items
-    names = [x.name for x in sources]
-    report = qa_report.summarise(items, names, boot=int(ctx.options.get("boot", 2000)), seed=ctx.seed)
-    status = judge_status(judge, ctx.options.get("judge_agreement", ""))
-    for m in names:
-        row = report["results"].setdefault(m, {})
-        row["memory_build_cost"] = ctx.cost.get(m, {})
-        if "judge_accuracy" in row:
-            row["judge_status"] = status
-    return BenchResult(
-        results=report["results"],
-        timings=timings,
-        settings={**settings, "run_key": key, "reader_settings": ctx.options.get("reader_describe", reader.name),
-                  "sources": {x.name: x.settings() for x in sources}, "skipped_methods": skipped,
-                  "judge_status": status,
-                  "scoring": "LoCoMo normalisation (task_eval/evaluation.py)"},
-        extra={"questions": total, "conversations": len(conversations), "paired": report["paired"],
-               "bad_input": report["bad_input"], "resumed_items": len(previous),
-               "answer_wall_s": round(time.perf_counter() - t0, 3), "cpu_s": _cpu_seconds()},
-    )
+    settings = {**settings, "run_key": key, "reader_settings": ctx.options.get("reader_describe", reader.name),
+                "sources": {x.name: x.settings() for x in sources}, "skipped_methods": skipped,
+                "judge_status": judge_status(judge, ctx.options.get("judge_agreement", "")),
+                "scoring": "LoCoMo normalisation (task_eval/evaluation.py)"}
+    # the settings as the summary (and so bench-merge) records them; memory building's LLM work is
+    # the summary's `cost` per method (ctx.metered), not a figure of the rows
+    results, extra = summarise(in_plan_order(ctx, previous + ctx.written_items), {"seed": ctx.seed, **ctx.options, **settings})
+    return BenchResult(results=results, timings=timings, settings=settings,
+                       extra={**extra, "resumed_items": len(previous), "answer_wall_s": round(time.perf_counter() - t0, 3),
+                              "cpu_s": _cpu_seconds()})
 
 
 def judge_status(judge, agreement_file: str) -> str:
