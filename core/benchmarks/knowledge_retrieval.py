@@ -151,7 +151,7 @@ def run(ctx) -> BenchResult:
                   "kb_groups": kb.groups.n_groups, "kb_sha256": kb.header.get("source_sha256", ""), "k": k,
                   "baseline_query": bq, "embedder": embedder.name, "llm": tools.llm.name if need_reasoner else None,
                   "reasoner": {"budget_s": reasoner_settings.budget_s, "round_size": reasoner_settings.round_size,
-                               "turn_words": reasoner_settings.turn_words, "relations": len(reasoner_settings.relations)},
+                               "turn_words": reasoner_settings.turn_words, "relations": list(reasoner_settings.relations)},
                   "bertscore": f"{o.get('bertscore_model') or 'packaged all-MiniLM-L6-v2'}, layer {o.get('bertscore_layers', 4)}",
                   "nli": o.get("nli_model") or "assets/models/nli-minilm-l6",
                   "alignment": "premise = next human turn, hypothesis = knowledge; per context the best sentence"},
