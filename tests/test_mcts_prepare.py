@@ -153,7 +153,8 @@ def test_mcts_chat_with_the_small_embedded_model(tmp_path):
     llm = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=2048, slots=2, threads=2))
     try:
         path = write_kb(tmp_path)
-        config = MCTSConfig(kb=_settings(tmp_path, path), reasoner=ReasonerSettings(cache=False))
+        # budget_s=0: every relation is generated, so the count below is exact whatever the machine's speed
+        config = MCTSConfig(kb=_settings(tmp_path, path), reasoner=ReasonerSettings(cache=False, budget_s=0))
         session = ChatSession("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config, max_tokens=24)
         record = session.send("My dog wants to run in the park every day.")
         reasoning = session.method.search(session.dialogue, "Does he like other animals?").reasoning
