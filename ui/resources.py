@@ -37,8 +37,9 @@ def limit_torch_threads() -> int:
 def embedded_llm(settings: LLMSettings):
     """The one in-process model (llama.cpp or transformers) that every session shares; `settings`
     carries no key for these backends, so equal settings share one instance."""
-    limit_torch_threads()
-    return resources.load_shared_llm(settings)
+    llm = resources.load_shared_llm(settings)
+    limit_torch_threads()  # after the load: a CPU llama.cpp server sets torch to 1 thread, the variable wins
+    return llm
 
 
 @st.cache_resource(show_spinner="Loading the sentence embedder…")

@@ -72,9 +72,10 @@ class LlamaCppOptions:
 def leave_cores_to_llamacpp() -> None:
     """One intra-op thread for torch in a process that runs llama.cpp on the CPU. Both use OpenMP,
     from two copies of libgomp that do not know of each other: once torch's pool of one thread per
-    core exists, the server decodes at half speed (0.5B model, 2 cores: 128 tokens in 8-12 s instead
-    of ~4 s after one 2-thread sentence encode), and torch's own 2-thread encode is slower than a
-    1-thread one there (512 sentences: 3.1 s against 2.5 s). docs/speed.md has the figures."""
+    core has run, the server decodes at about 60% speed (0.5B model, 2 cores: 20.6 against 33.2
+    tokens/s), while one torch thread costs a 512-sentence encode 2.35 s against 2.02 s
+    (`scripts/lab/omp_interference.py`, docs/speed.md). A caller that wants more threads sets them
+    after the server has loaded (the app's WORKBENCH_TORCH_THREADS does)."""
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
