@@ -41,7 +41,7 @@ class ReasonerSettings:
     # Table I's 11 relations, in the order a time budget generates them (the paper gives no order):
     # most often picked first by the unbounded reasoner's DPP on 100 DailyDialog dev contexts (picks
     # of 300: xNeed 42, xIntent 42, IsBefore 40, xWant 35, xReason 24, xAttr 24, xEffect 22, xReact 21,
-    # HinderedBy 15, Causes 13, IsAfter 13; `.workbench/runs/kr-dd-100-before`, docs/mcts.md), so a
+    # HinderedBy 15, Causes 13, IsAfter 13; results/knowledge-retrieval-dd-kb50k-100-unbounded.json's run, docs/mcts.md), so a
     # budget that leaves time for 6 drops those it would rarely have kept
     relations: tuple[str, ...] = ("xNeed", "xIntent", "IsBefore", "xWant", "xReason", "xAttr", "xEffect", "xReact",
                                   "HinderedBy", "Causes", "IsAfter")
@@ -62,8 +62,9 @@ class ReasonerSettings:
     cache: bool = True  # reasoner outputs cached on disk by (model, prompt)
     # ours: wall-clock seconds for the relations' generations (0 = none: all 11, the paper's
     # reasoner); a round that would start after the budget is not sent and its relations are dropped,
-    # noted in the trace. On 2 cores one relation takes ~0.4 s, so the chat gets 6-7 of Table I's 11
-    # in their table order; a GPU server gets all of them (docs/mcts.md has the quality rows).
+    # noted in the trace. On 2 cores one relation takes ~0.4 s, so a reply gets about 6 of the 11 (3-11
+    # on DailyDialog), the first ones of `relations`; a GPU server gets all of them (docs/mcts.md has
+    # the quality rows).
     budget_s: float = 2.5
     # ours: relations sent at once. 1 = one after another: the server keeps them on one slot, whose
     # KV cache holds the shared conversation prefix, so it is computed once, not once per slot; on
