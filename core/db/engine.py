@@ -92,8 +92,12 @@ def _sqlite_engine(url: URL) -> Engine:
 
 
 def _postgres_engine(url: URL) -> Engine:
-    # pre_ping: a connection left from before a server restart is replaced before use, not failed.
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10, pool_recycle=1800,
+    # No pre-ping: it cost a round trip on every transaction (~15 per chat message). A connection
+    # left from before a server restart fails on its first statement instead; SQLAlchemy flags that
+    # as a disconnect and invalidates the pool, and `Database._run` retries the transaction, which
+    # had done nothing yet. pool_size: the page threads of one busy replica (tens of sessions) keep
+    # their connections instead of opening and closing overflow ones, each a TCP and auth handshake.
+    return create_engine(url, pool_size=20, max_overflow=20, pool_recycle=1800,
                          connect_args={"connect_timeout": 5, "application_name": "dialogue-workbench"})
 
 
@@ -159,7 +163,9 @@ class Database:
                 if time.monotonic() >= deadline:
                     raise DatabaseUnavailable(f"the database {self} did not answer for {self.retry_s:g} s: "
                                               f"{str(err.orig).strip().splitlines()[0]}") from err
-                time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
+                # short waits: a restarted server answers ~1 s after it went down, and a page that
+                # slept 2 s past that shows it; a retry against a down server costs one refused connect
+                time.sleep(min(0.25, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
         raise AssertionError("unreachable")
 
     def ping(self, timeout_s: float = 5.0) -> None:
