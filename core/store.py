@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Connection, Text, delete, func, insert, literal, select, update
@@ -69,6 +69,7 @@ class StoredTurn:
     index: int
     turn: Turn
     reply: Reply | None  # set for assistant turns produced by a method
+    checks: dict = field(default_factory=dict)  # what the app judged about it, e.g. {"nli": {...}}
 
 
 def check_owner(owner: str) -> str:
@@ -160,7 +161,7 @@ class Store:
             raise ReadOnlyConversation("the shared demo owner is read-only")
         new = uuid.uuid4().hex[:12]
         now = time.time()
-        turn_columns = ["idx", "role", "text", "turn_id", "session", "speaker", "date", "reply", "created_at"]
+        turn_columns = ["idx", "role", "text", "turn_id", "session", "speaker", "date", "reply", "created_at", "checks"]
 
         def run(c: Connection) -> None:
             self._check(c, cid, owner, write=False)
@@ -180,10 +181,15 @@ class Store:
     def add_turn(self, cid: str, turn: Turn, reply: Reply | None = None, *, owner: str) -> int:
         return self.add_turns(cid, [(turn, reply)], owner=owner)[0]
 
-    def add_turns(self, cid: str, turns: list[tuple[Turn, Reply | None]], *, owner: str) -> list[int]:
+    def add_turns(self, cid: str, turns: list[tuple[Turn, Reply | None]], *, owner: str,
+                  checks: list[dict | None] | None = None) -> list[int]:
         """Append turns (a user message and its reply) in one transaction: both are stored or
         neither. Exactly once: the write carries a key, so an attempt retried after its commit
-        went through (the connection dropped before the acknowledgement) finds its rows."""
+        went through (the connection dropped before the acknowledgement) finds its rows.
+        `checks`, one per turn or None: what the app judged about each (see `put_checks`)."""
+        checks = checks or [None] * len(turns)
+        if len(checks) != len(turns):
+            raise ValueError(f"{len(checks)} checks for {len(turns)} turns")
         for turn, _ in turns:
             if turn.role == "user":
                 check_message_length(turn.text)  # the page checks first; this guards every other caller
@@ -200,7 +206,8 @@ class Store:
             rows = [dict(conversation_id=cid, idx=start + k, role=turn.role, text=turn.text,
                          turn_id=turn.turn_id or f"S{turn.session}:{start + k}", session=turn.session, speaker=turn.speaker,
                          date=turn.date, reply=json.dumps(reply.to_dict()) if reply else None, created_at=now,
-                         write_key=f"{key}:{k}") for k, (turn, reply) in enumerate(turns)]
+                         write_key=f"{key}:{k}", checks=json.dumps(check) if check else None)
+                    for k, ((turn, reply), check) in enumerate(zip(turns, checks))]
             c.execute(insert(T), rows)
             c.execute(update(C).where(C.c.id == cid).values(updated_at=now))
             return [r["idx"] for r in rows]
@@ -216,7 +223,7 @@ class Store:
 
     def turns(self, cid: str, *, owner: str, start: int = 0, limit: int | None = None) -> list[StoredTurn]:
         """Turns in order; `start`/`limit` select a window (pages show long conversations in windows)."""
-        query = (select(T.c.idx, T.c.role, T.c.text, T.c.turn_id, T.c.session, T.c.speaker, T.c.date, T.c.reply)
+        query = (select(T.c.idx, T.c.role, T.c.text, T.c.turn_id, T.c.session, T.c.speaker, T.c.date, T.c.reply, T.c.checks)
                  .where(T.c.conversation_id == cid).order_by(T.c.idx).offset(max(0, start)).limit(limit))
 
         def run(c: Connection):
@@ -224,9 +231,27 @@ class Store:
             return c.execute(query).all()
 
         return [
-            StoredTurn(idx, Turn(role, text, turn_id, session, speaker, date), Reply.from_dict(json.loads(reply)) if reply else None)
-            for idx, role, text, turn_id, session, speaker, date, reply in self.db.read(run)
+            StoredTurn(idx, Turn(role, text, turn_id, session, speaker, date), Reply.from_dict(json.loads(reply)) if reply else None,
+                       json.loads(checks) if checks else {})
+            for idx, role, text, turn_id, session, speaker, date, reply, checks in self.db.read(run)
         ]
+
+    def put_checks(self, cid: str, checks: dict[int, dict], *, owner: str) -> None:
+        """Merge `checks` (turn index -> {name: judgement}) into the stored turns' checks: a
+        judgement made once (the NLI consistency of a reply) is read back by every later page run,
+        replica or tab instead of computed again. Readers may store them on a shared demo too: a
+        judgement is derived from the turns, it changes none of them."""
+        if not checks:
+            return
+
+        def run(c: Connection) -> None:
+            self._check(c, cid, owner, write=False)
+            rows = c.execute(select(T.c.idx, T.c.checks).where(T.c.conversation_id == cid, T.c.idx.in_(list(checks)))).all()
+            for idx, old in rows:
+                merged = {**(json.loads(old) if old else {}), **checks[idx]}
+                c.execute(update(T).where(T.c.conversation_id == cid, T.c.idx == idx).values(checks=json.dumps(merged)))
+
+        self.db.write(run)
 
     def dialogue(self, cid: str, *, owner: str) -> Dialogue:
         return Dialogue.from_turns([s.turn for s in self.turns(cid, owner=owner)], id=cid)

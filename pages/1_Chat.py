@@ -59,7 +59,7 @@ judge_from = max(start, total - conversations.NLI_AUTO_TURNS)
 earlier = [s for s in stored if start <= s.index < judge_from]
 if consistency.unjudged(cid, earlier, start) and st.button("Check the consistency of the replies shown", key=f"judge:{cid}:{start}"):
     judge_from = start
-checks = consistency.judge_turns(cid, stored, show_from=start, judge_from=judge_from)
+checks = consistency.judge_turns(cid, stored, show_from=start, judge_from=judge_from, store=store, owner=me)
 for s in stored[start - context_from:]:
     with st.chat_message(s.turn.role):
         st.markdown(safe.literal(s.turn.text))  # user and model text as text: no HTML, images or links
@@ -112,7 +112,8 @@ if query:
     dialogue = store.dialogue(cid, owner=me)
     with st.chat_message(ASSISTANT):
         # A click reruns the page, which closes the stream and so cancels the generation.
-        st.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
+        stop_slot = st.empty()
+        stop_slot.button("Stop", key="stop_reply", help="Stop writing this reply (it is not saved)")
         try:
             llm = state.current_llm()  # loading it can fail: a missing or corrupt model file
             if note := streaming.queue_note(llm, state.llm_settings().slots):
@@ -133,13 +134,20 @@ if query:
         if not streamed:
             st.markdown(safe.literal(reply.text))
         replies.render_details(reply, key=f"{cid}:new")
+        badge_slot = st.empty()
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
+    judged = consistency.judge_reply(dialogue.turns(), reply.text)  # stored with it: no page run or replica judges it again
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
-    store.add_turns(cid, [(user_turn, None), (bot_turn, reply)], owner=me)  # one transaction: both or neither
+    store.add_turns(cid, [(user_turn, None), (bot_turn, reply)], owner=me, checks=[None, judged])  # one transaction: both or neither
     conversations.remember_method(store, infos.get(cid), cid, method_name, owner=me)
     # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)
     method.observe(bot_turn)
+    stop_slot.empty()  # the reply is written and saved: nothing left to stop
+    with badge_slot.container():
+        consistency.render(consistency.judgement_of(judged))
     with st.spinner("Updating memory…"):
         save_memory(cid, method)
-    st.rerun()
+    if created:  # the sidebar's conversation list gains the new conversation; otherwise the page is
+        st.rerun()  # already what a rerun would draw, and a second run of it would cost a replica as much again
+    st.session_state.pop(NOTICE, None)  # shown in this run (no rerun follows)

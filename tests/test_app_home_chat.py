@@ -63,6 +63,14 @@ def test_chat_sends_a_message_gets_a_reply_and_persists(app_env):
     assert messages[0].markdown[0].value == literal("Hello! My name is Ana.")  # shown as text, Markdown escaped
     assert messages[1].markdown[0].value.strip()
     assert "base ·" in messages[1].caption[0].value  # method, model, time, calls
+    # the reply's consistency judgement is stored with it, so no later page run computes it again
+    from core.store import Store
+
+    turns = Store(app_env / "app.sqlite3").turns(at.session_state["conversation_id"], owner="anon:ana")
+    assert [bool(t.checks.get("nli")) for t in turns] == [False, True]
+    from core.metrics.nli import NLIJudgement
+
+    assert f"CS {NLIJudgement.from_dict(turns[1].checks['nli']).consistency:.2f}" in " ".join(c.value for c in messages[1].caption)
 
     # A new session (as after an app restart) finds the conversation in the database.
     again = AppTest.from_file(CHAT, default_timeout=180)
@@ -72,6 +80,36 @@ def test_chat_sends_a_message_gets_a_reply_and_persists(app_env):
     assert len(options) == 2 and "Hello! My name is Ana." in options[1]
     again.sidebar.selectbox[1].select_index(1).run()
     assert [m.markdown[0].value for m in again.chat_message][0] == literal("Hello! My name is Ana.")
+
+
+def test_a_reply_in_an_existing_conversation_is_drawn_in_one_run(app_env, monkeypatch):
+    """After the first message (which reruns: the sidebar lists the new conversation), a reply is
+    drawn by the run that wrote it: the same page a rerun would show (history, the reply with its
+    details and consistency, no Stop button), each message once."""
+    from core.store import Store
+
+    runs = []  # each page run lists the owner's conversations once
+    listed = Store.list_conversations
+    monkeypatch.setattr(Store, "list_conversations", lambda self, **kw: runs.append(1) or listed(self, **kw))
+    at = AppTest.from_file(CHAT, default_timeout=180)
+    at.session_state["owner_id"] = "anon:one-run"
+    at.run()
+    at.chat_input[0].set_value("Hello! My name is Ana.").run()
+    assert len(runs) == 3  # the first page, the message's run, its rerun
+    at.chat_input[0].set_value("What is my name?").run()
+    assert len(runs) == 4  # one run
+    assert not at.exception
+    messages = at.chat_message
+    assert [m.name for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert [m.markdown[0].value for m in messages if m.name == "user"] == [literal("Hello! My name is Ana."), literal("What is my name?")]
+    assert not [b for b in at.button if b.label == "Stop"]
+    for reply in (messages[1], messages[3]):
+        captions = " ".join(c.value for c in reply.caption)
+        assert "base ·" in captions and "Consistency vs. the conversation so far" in captions
+    again = AppTest.from_file(CHAT, default_timeout=180)  # what a later run (or a reload) draws
+    again.session_state["owner_id"] = "anon:one-run"
+    again.run()
+    assert [m.name for m in again.chat_message] == ["user", "assistant", "user", "assistant"]
 
 
 @pytest.mark.slow

@@ -1,42 +1,79 @@
 """Per-reply consistency in the chat: each assistant reply's CS and NLI label against the
 conversation before it (the same windowed NLI judgement as the MT-Bench-101 runner).
 
-Judgements are computed once per turn and kept in this user's st.session_state; the NLI model
-itself is the shared cached resource."""
+A reply is judged once: when it is written (`judge_reply`, stored with the turn) or, for turns
+stored without one, when first shown; the judgement is stored in the turn's `checks` with the
+model that made it, so a reload, a reconnect to another replica or a second tab reads it instead
+of running the model again. This session's st.session_state keeps them too. The NLI model is the
+shared cached resource."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.dialogue import Turn
 from core.metrics.nli import NLIJudgement, history_lines
 from core.paths import MissingResource
-from core.store import StoredTurn
+from core.store import Store, StoredTurn
 from ui import resources, safe
+from ui.conversations import NLI_CONTEXT_TURNS as CONTEXT_TURNS
 
 _MEMO = "consistency_memo"  # session key: (conversation id, turn index, reply text) -> judgement
 _LABEL_COLOURS = {"entailment": "green", "neutral": "gray", "contradiction": "red"}
 
 
-def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, judge_from: int = 0) -> dict[int, NLIJudgement]:
+def judge_reply(before: list[Turn], text: str) -> dict | None:
+    """The checks to store with a new reply: {"nli": judgement + model}, against the last
+    CONTEXT_TURNS turns before it; None (nothing stored) when the NLI model is missing."""
+    try:
+        scorer = resources.nli_scorer()
+    except MissingResource:
+        return None
+    judgement = scorer.judge(history_lines(before[-CONTEXT_TURNS:]), text)
+    return {"nli": {**judgement.to_dict(), "model": scorer.name}}
+
+
+def judgement_of(checks: dict | None) -> NLIJudgement | None:
+    """The NLI judgement in a turn's checks (as `judge_reply` made them), if any."""
+    nli = (checks or {}).get("nli")
+    return NLIJudgement.from_dict(nli) if nli else None
+
+
+def _saved(s: StoredTurn, model: str) -> NLIJudgement | None:
+    nli = s.checks.get("nli")
+    return NLIJudgement.from_dict(nli) if nli and nli.get("model") == model else None
+
+
+def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, judge_from: int = 0,
+                store: Store | None = None, owner: str = "") -> dict[int, NLIJudgement]:
     """Turn index -> judgement for the assistant replies of `stored` from turn index `show_from` on:
-    those judged before (kept in the session), and new judgements for replies from `judge_from` on
-    (earlier turns serve as history only); {} (with a notice) when the NLI model is missing."""
+    those judged before (stored with the turn or kept in the session), and new judgements for
+    replies from `judge_from` on (earlier turns serve as history only), stored back when `store`
+    is given; {} (with a notice) when the NLI model is missing."""
     if not cid:
         return {}
     memo: dict = st.session_state.setdefault(_MEMO, {})
-    todo = []
-    for pos, s in enumerate(stored):
-        key = (cid, s.index, s.turn.text)
-        if s.turn.role == "assistant" and s.index >= max(show_from, judge_from) and key not in memo:
-            todo.append((key, history_lines([t.turn for t in stored[:pos]]), s.turn.text))
-    if todo:
+    shown = [(pos, s) for pos, s in enumerate(stored)
+             if s.turn.role == "assistant" and s.index >= show_from and (cid, s.index, s.turn.text) not in memo]
+    if shown:
         try:
             scorer = resources.nli_scorer()
         except MissingResource as err:
             st.caption(f"Consistency check off: {err}")
             return {}
-        for (key, _, _), judgement in zip(todo, scorer.judge_many([(h, r) for _, h, r in todo])):
+        todo = []
+        for pos, s in shown:
+            key = (cid, s.index, s.turn.text)
+            if (saved := _saved(s, scorer.name)) is not None:
+                memo[key] = saved
+            elif s.index >= judge_from:
+                todo.append((key, history_lines([t.turn for t in stored[max(0, pos - CONTEXT_TURNS):pos]]), s.turn.text))
+        judged = scorer.judge_many([(h, r) for _, h, r in todo]) if todo else []
+        for (key, _, _), judgement in zip(todo, judged):
             memo[key] = judgement
+        if store is not None and todo:
+            store.put_checks(cid, {key[1]: {"nli": {**j.to_dict(), "model": scorer.name}} for (key, _, _), j in zip(todo, judged)},
+                             owner=owner)
     return {s.index: memo[(cid, s.index, s.turn.text)] for s in stored
             if s.index >= show_from and (cid, s.index, s.turn.text) in memo}
 
@@ -45,7 +82,7 @@ def unjudged(cid: str | None, stored: list[StoredTurn], show_from: int) -> int:
     """How many assistant replies from `show_from` on have no judgement yet."""
     memo: dict = st.session_state.get(_MEMO, {})
     return sum(s.turn.role == "assistant" and s.index >= show_from and (cid, s.index, s.turn.text) not in memo
-               for s in stored)
+               and "nli" not in s.checks for s in stored)
 
 
 def badge(judgement: NLIJudgement) -> str:

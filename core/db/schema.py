@@ -49,6 +49,9 @@ turns = Table(
     # one key per write (a round of turns), so a write retried after a lost commit acknowledgement
     # finds its own rows instead of appending them twice
     Column("write_key", Text),
+    # JSON: what the app judged about the turn (the NLI consistency of a reply), kept so that no
+    # replica computes it twice; NULL until judged
+    Column("checks", Text),
     PrimaryKeyConstraint("conversation_id", "idx"),
     ForeignKeyConstraint(["conversation_id"], ["conversations.id"], ondelete="CASCADE"),
 )

@@ -23,7 +23,7 @@ Long premises (a dialogue history) do not fit a cross-encoder trained on short p
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -98,6 +98,14 @@ class NLIJudgement:
     @property
     def consistency(self) -> float:
         return self.probs.consistency
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "NLIJudgement":
+        return cls(NLIProbs(**data["probs"]), int(data["chunk_index"]), int(data["n_chunks"]), data["premise_chunk"],
+                   bool(data.get("hypothesis_truncated", False)))
 
 
 def label_order(id2label: dict) -> tuple[str, ...]:
