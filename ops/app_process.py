@@ -35,7 +35,7 @@ class AppProcess:
     def start(self, timeout_s: float = 120) -> "AppProcess":
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "streamlit_app.py"), "--server.port", str(self.port),
+            [sys.executable, "-m", "ui.serve", "--server.port", str(self.port),  # models load before the port opens
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,

@@ -29,7 +29,8 @@ def app_env(db_url: str, secret: str, llm_url: str, model: str, extra: dict | No
     (tests/test_deploy.py checks that they do not drift apart)."""
     return {"WORKBENCH_DB": db_url, "WORKBENCH_SECRET": secret, "WORKBENCH_LLM_BACKEND": "openai",
             "WORKBENCH_LLM_BASE_URL": llm_url, "WORKBENCH_LLM_MODEL": model,
-            "WORKBENCH_WARMUP": "0", "WORKBENCH_TORCH_THREADS": "1", **(extra or {})}
+            # the models load before a replica opens its port (ui/serve.py); the MCTS index is not used here
+            "WORKBENCH_WARMUP": "1", "WORKBENCH_WARMUP_KB": "0", "WORKBENCH_TORCH_THREADS": "1", **(extra or {})}
 
 
 class LLMPool:

@@ -26,6 +26,25 @@ def kb_enabled() -> bool:
     return os.environ.get("WORKBENCH_WARMUP_KB", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+def model_steps() -> list:
+    """The shared models, in load order: torch's threads are set before the first model loads;
+    the NLI model is the one the app uses."""
+    from ui.resources import limit_torch_threads
+
+    return [("torch", limit_torch_threads), *default_steps(nli_model=os.environ.get("WORKBENCH_NLI_MODEL", "")),
+            ("gc freeze", gc.freeze)]  # the models' objects, long-lived, out of every later full collection
+
+
+def load_models_now() -> WarmUp | None:
+    """The model steps run to the end in this thread (the replica launcher, before the server
+    opens its port); None when the warm-up is off. The pages' later `start()` finds them loaded."""
+    if not enabled():
+        return None
+    done = WarmUp(model_steps()).start()
+    done.wait()
+    return done
+
+
 def start() -> WarmUp | None:
     """Start the warm-up once per process (later calls return the same one); None when disabled.
     Returns at once: the models load in a daemon thread."""
@@ -34,11 +53,7 @@ def start() -> WarmUp | None:
         return None
     with _lock:
         if _warmup is None:
-            from ui.resources import limit_torch_threads
-
-            # torch's threads are set before the first model loads; the NLI model the app uses
-            steps = [("torch", limit_torch_threads), *default_steps(nli_model=os.environ.get("WORKBENCH_NLI_MODEL", "")),
-                     ("gc freeze", gc.freeze)]  # the models' objects, long-lived, out of every later full collection
+            steps = model_steps()
             if kb_enabled():  # last: a first build takes minutes (the Chat page shows its progress with `mcts`)
                 steps.append(("knowledge index", mcts_kb_step(embedder=os.environ.get("WORKBENCH_EMBEDDER", ""))))
             _warmup = WarmUp(steps).start()
