@@ -70,6 +70,9 @@ class User:
     timings: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     reconnects: list[float] = field(default_factory=list)  # seconds each reconnection took
+    # per timed response: (perf_counter when Enter was pressed, reconnections so far): places the
+    # slow responses on the fault timeline
+    when: list[tuple[float, int]] = field(default_factory=list)
     history_ok: int = 0
 
 
@@ -100,6 +103,7 @@ class Session:
         user = self.user
         user.sent.append(text)
         for _attempt in range(4):
+            pressed = time.perf_counter()
             try:
                 run = self.client.chat(text)
             except Exception as err:  # noqa: BLE001 (classified at once: a lost connection or a counted error)
@@ -120,6 +124,7 @@ class Session:
             else:
                 user.acknowledged.append(text)
                 user.timings.append(run.seconds)
+                user.when.append((pressed, len(user.reconnects)))
             return
         user.errors.append(f"{user.who}: gave up on {text!r} after 4 attempts")
 
@@ -283,6 +288,28 @@ def process_figures(pids: list[int]) -> dict:
     return {"replicas": out, "rss_mb": round(sum(o["rss_mb"] for o in out), 1), "cpu_s": round(sum(o["cpu_s"] for o in out), 2)}
 
 
+def cpu_by_part(replica_pids: list[int]) -> dict:
+    """CPU seconds so far of each part of the test: this process (the load generator), the app
+    replicas, PostgreSQL, nginx and the LLM servers (the other processes this one started), and the
+    whole machine's busy time, which also counts anything else running beside the test."""
+    import psutil
+
+    me = psutil.Process()
+    parts = {"load_generator": 0.0, "replicas": 0.0, "postgres": 0.0, "nginx": 0.0, "llm": 0.0}
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            cpu = proc.cpu_times()
+            name = " ".join(proc.cmdline()[:4])
+        except psutil.Error:
+            continue
+        part = ("load_generator" if proc.pid == me.pid else "replicas" if proc.pid in replica_pids
+                else "postgres" if "postgres" in name else "nginx" if "nginx" in name else "llm")
+        parts[part] += cpu.user + cpu.system
+    machine = psutil.cpu_times()
+    parts["machine_busy"] = machine.user + machine.system + machine.nice + getattr(machine, "irq", 0) + getattr(machine, "softirq", 0)
+    return parts
+
+
 def isolation_check(cluster: Cluster, secret: str) -> dict:
     """A new browser on each replica (directly, not through nginx) lists no conversation of anyone."""
     listed = []
@@ -293,6 +320,14 @@ def isolation_check(cluster: Cluster, secret: str) -> dict:
 
 
 # -- the run -------------------------------------------------------------------------------------------
+def slowest_responses(users: list[User], t0: float, n: int = 20) -> list[dict]:
+    """The n slowest responses, each with when Enter was pressed (seconds into the N-session phase,
+    on the fault timeline) and whether that session had reconnected: says what sets the p95."""
+    rows = [{"t_s": round(pressed - t0, 1), "seconds": round(sec, 3), "who": u.who, "after_reconnect": recon > 0}
+            for u in users for sec, (pressed, recon) in zip(u.timings, u.when)]
+    return sorted(rows, key=lambda r: -r["seconds"])[:n]
+
+
 def measure(args) -> dict:
     phases, t0 = {}, time.perf_counter()
     extra = dict(kv.split("=", 1) for kv in args.app_env)
@@ -310,11 +345,13 @@ def measure(args) -> dict:
         run_users(url, [solo], secret, args.messages, min(args.think, 2.0))
         users = [User(f"user{k}", f"anon:user{k}") for k in range(args.sessions)]
         before_db, before_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
+        cpu_before = cpu_by_part(cluster.replica_pids())
         llm_before = cluster.nginx.llm_requests()
         expected = args.think * args.messages + 5
         faults = Faults(cluster, expected) if args.faults else None
         if faults:
             faults.start()
+        phase_t0 = time.perf_counter()  # the fault timeline's zero too (Faults starts just before)
         peak = {}
         sampler = threading.Thread(target=lambda: (time.sleep(expected * 0.9), peak.update(process_figures(cluster.replica_pids()))),
                                    daemon=True)
@@ -322,6 +359,7 @@ def measure(args) -> dict:
         wall = run_users(url, users, secret, args.messages, args.think)
         if faults:
             faults.join(300)
+        cpu_after = cpu_by_part(cluster.replica_pids())
         after_db, after_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
         llm_requests = cluster.nginx.llm_requests() - llm_before
         counts = count_rows(cluster.db_url, users)
@@ -342,11 +380,16 @@ def measure(args) -> dict:
         "p95_ratio": round(p95 / single_p95, 2) if p95 and single_p95 else None,
         **counts, "responses_timed": len(timings), "wall_s": round(wall, 1),
         "phases": phases, "reconnects": sum(len(u.reconnects) for u in users),
+        "slowest": slowest_responses(users, phase_t0),
         "reconnect_p95_s": percentile([r for u in users for r in u.reconnects], 95),
         "history_checks_passed": sum(u.history_ok for u in users), "isolation": isolation,
         "db_per_message": {k: round(v / messages, 2) for k, v in db_delta.items()},
         "llm_requests_per_message": round(llm_requests / messages, 2),
         "app_cpu_s_per_message": round(cpu_s / messages, 3) if cpu_s is not None else None,
+        # the N-session phase: where the CPU went (not the replicas' with --faults: a killed one takes its clock along)
+        "cpu_s_during_run": {k: round(cpu_after[k] - cpu_before[k], 1) if not (args.faults and k == "replicas") else None
+                             for k in cpu_after},
+        "cores": os.cpu_count(),
         "replica_rss_mb": {"warm": before_proc["rss_mb"], "peak": peak.get("rss_mb"), "end": after_proc["rss_mb"]},
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "load_average": [round(x, 2) for x in os.getloadavg()],
