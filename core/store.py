@@ -78,6 +78,10 @@ def check_owner(owner: str) -> str:
     return owner
 
 
+def _exists(conn: Connection, cid: str) -> bool:
+    return conn.execute(select(C.c.id).where(C.c.id == cid)).first() is not None
+
+
 def _upsert(conn: Connection, table, values: dict, keys: list[str]):
     """INSERT ... ON CONFLICT (keys) DO UPDATE: one statement, atomic on both back-ends."""
     insert = sqlite_insert if conn.dialect.name == "sqlite" else pg_insert
@@ -119,8 +123,13 @@ class Store:
             raise ReadOnlyConversation("the shared demo owner is read-only")
         cid = uuid.uuid4().hex[:12]
         now = time.time()
-        self.db.write(lambda c: c.execute(insert(C).values(id=cid, title=title, method=method, meta=json.dumps(meta or {}),
-                                                           created_at=now, updated_at=now, owner=owner)))
+
+        def run(c: Connection) -> None:
+            if not _exists(c, cid):  # else: a retry after the commit went through (the id is this call's own)
+                c.execute(insert(C).values(id=cid, title=title, method=method, meta=json.dumps(meta or {}),
+                                           created_at=now, updated_at=now, owner=owner))
+
+        self.db.write(run)
         return cid
 
     def list_conversations(self, *, owner: str, include_shared: bool = True) -> list[ConversationInfo]:
@@ -148,7 +157,12 @@ class Store:
         self.db.write(run)
 
     def delete_conversation(self, cid: str, *, owner: str) -> None:
+        attempts = []
+
         def run(c: Connection) -> None:
+            attempts.append(1)
+            if len(attempts) > 1 and not _exists(c, cid):
+                return  # a retry after the first attempt's commit went through: deleted, as asked
             self._check(c, cid, owner, write=True)
             c.execute(delete(C).where(C.c.id == cid, C.c.owner == owner))
 
@@ -165,6 +179,8 @@ class Store:
 
         def run(c: Connection) -> None:
             self._check(c, cid, owner, write=False)
+            if _exists(c, new):
+                return  # a retry after the commit went through: the copy (this call's own id) is made
             c.execute(insert(C).from_select(
                 ["id", "title", "method", "meta", "created_at", "updated_at", "owner"],
                 select(literal(new), func.coalesce(literal(title, Text), C.c.title), C.c.method, C.c.meta, literal(now),

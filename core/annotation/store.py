@@ -104,6 +104,8 @@ class AnnotationStore:
         tid, now = uuid.uuid4().hex[:12], time.time()
 
         def run(db: Connection) -> None:
+            if db.execute(select(TASKS.c.id).where(TASKS.c.id == tid)).first():
+                return  # a retry after the commit went through: the task (this call's own id) exists
             if db.execute(select(TASKS.c.id).where(TASKS.c.owner == owner, TASKS.c.name == name)).first():
                 raise AnnotationError(f"A task named {name!r} already exists: pick it to add items, or choose another name.")
             db.execute(insert(TASKS).values(id=tid, owner=owner, name=name, source=source[:500], created_at=now, updated_at=now))
@@ -358,6 +360,9 @@ class AnnotationStore:
         item = self._item_in(db, task_id, item_id)
         if item is None:
             raise AnnotationError(f"a final label names item {item_id!r}, which is not in the task")
+        current = db.execute(select(ADJ.c.label, ADJ.c.lead).where(ADJ.c.task_id == task_id, ADJ.c.item_id == item_id)).first()
+        if current is not None and tuple(current) == (label, lead):
+            return  # the same final label again (a re-import, a retried write): nothing changes, as for labels
         db.execute(_upsert(db, ADJ, dict(task_id=task_id, item_id=item_id, label=label, lead=lead, created_at=now),
                            ["task_id", "item_id"]))
         db.execute(insert(HIST).values(task_id=task_id, item_id=item_id, annotator=ADJUDICATED, label=label,
