@@ -332,6 +332,8 @@ def slowest_responses(users: list[User], t0: float, n: int = 20) -> list[dict]:
 
 
 def measure(args) -> dict:
+    from core.eval import code_version
+
     phases, t0 = {}, time.perf_counter()
     extra = dict(kv.split("=", 1) for kv in args.app_env)
     with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra) as cluster:
@@ -375,6 +377,7 @@ def measure(args) -> dict:
     cpu_s = after_proc["cpu_s"] - before_proc["cpu_s"] if not args.faults else None  # a restarted replica resets its clock
     summary = {
         "date": time.strftime("%Y-%m-%d"), "command": "python -m core loadtest " + " ".join(sys.argv[1:]),
+        "code_version": code_version(),
         "sessions": args.sessions, "replicas": args.replicas, "llm": args.llm, "llm_servers": args.llm_servers,
         "messages_each": args.messages, "think_s": args.think, "faults": faults.events if faults else [],
         "errors": len(errors), "error_samples": errors[:20],
