@@ -65,7 +65,12 @@ def _run_judge_agreement(args) -> int:
     rows = load_labels(args.labels)
     factory = judge_factory(args)
     judge = QAJudge(factory(None)) if factory is not None and args.judge != "reader" else None
-    out = {"labels_file": paths.portable_path(args.labels), **judge_agreement(judge, rows)}
+    import time
+
+    from core.eval import code_version
+
+    out = {"date": time.strftime("%Y-%m-%d"), "command": "python -m core " + " ".join(args.argv),
+           "code_version": code_version(), "labels_file": paths.portable_path(args.labels), **judge_agreement(judge, rows)}
     for name in [k for k in out if k.startswith("f1>=")] + (["judge"] if "judge" in out else []):
         r = out[name]
         print(f"{out[name].get('name', name)}: accuracy {r['accuracy']:.3f}, kappa {r['kappa']:.3f} "
