@@ -262,7 +262,11 @@ def test_judge_status_names_a_matching_agreement_file(tmp_path):
     judge = QAJudge(ScriptedLLM())
     path = tmp_path / "agreement.json"
     path.write_text(json.dumps({"judge": {"name": "scripted", "judged": 60, "accuracy": 0.9, "kappa": 0.8}}))
-    assert judge_status(judge, str(path)).startswith("validated on 60") and judge_status(judge, "") == "unvalidated"
+    assert judge_status(judge, str(path)) == "agreement with 60 hand-labelled answers: accuracy 0.900, kappa 0.800"
+    assert judge_status(judge, "") == "unvalidated"
+    # the embedded 0.5B judge measured 2026-11-26: WRONG for every answer, kappa 0
+    path.write_text(json.dumps({"judge": {"name": "scripted", "judged": 62, "accuracy": 0.629, "kappa": 0.0}}))
+    assert judge_status(judge, str(path)).endswith("(at most fair agreement: do not compare methods by this judge)")
     path.write_text(json.dumps({"judge": {"name": "other", "judged": 60, "accuracy": 0.9, "kappa": 0.8}}))
     assert judge_status(judge, str(path)).startswith("unvalidated") and judge_status(None, "") == "no judge"
 

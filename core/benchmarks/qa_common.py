@@ -353,8 +353,10 @@ def judge_status(judge, agreement_file: str) -> str:
     found = data.get("judge") or {}
     if found.get("name") != judge.name:
         return f"unvalidated (the agreement file measured {found.get('name', 'no judge')!r}, not {judge.name!r})"
-    return (f"validated on {found['judged']} hand-labelled answers: accuracy {found['accuracy']:.3f}, "
-            f"kappa {found['kappa']:.3f}")
+    status = (f"agreement with {found['judged']} hand-labelled answers: accuracy {found['accuracy']:.3f}, "
+              f"kappa {found['kappa']:.3f}")
+    # Landis & Koch: kappa <= 0.40 is at most fair agreement; such a judge's accuracy says little
+    return status if found["kappa"] > 0.40 else status + " (at most fair agreement: do not compare methods by this judge)"
 
 
 def _cpu_seconds() -> float:
