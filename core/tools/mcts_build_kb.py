@@ -4,6 +4,9 @@ wall time, peak memory, size on disk, and the machine's load average sampled whi
     nice -n 10 .venv/bin/python -m core mcts-build-kb --kb ../shared/data/genericskb/GenericsKB.txt \
         --out results/mcts-kb-50k-build.json
 
+`--workers N` parses in N spaCy processes and embeds in N worker processes at one torch thread each
+(core.embed_pool); the KB is the same as with one process (vectors to ~1e-7).
+
 The build resumes through the on-disk embedding cache, so an interrupted run restarts where it
 stopped (and a rebuild with a warm cache times the parse and index steps, not the embedding).
 """
