@@ -101,7 +101,10 @@ def main() -> int:
     p.add_argument("--out", default="")
     args = p.parse_args()
 
+    from core.eval import code_version
+
     out: dict = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} CPU cores, no GPU",
+                 "code_version": code_version(),
                  "command": "python " + " ".join([portable_path(Path(sys.argv[0]).resolve()), *sys.argv[1:]])}
     variants = tuple(int(v) for v in args.variants.split(",")) if args.variants else (1, args.workers)
     if not args.skip_kb:
