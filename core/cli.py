@@ -102,7 +102,7 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
 # so a sharded or Ray run records the settings of the single run.
 _RUN_FLAGS = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
               "backend", "model", "base_url", "strong", "shard", "ray", "ray_shards", "ray_workers", "ray_cpus",
-              "ray_gpus", "ray_retries", "argv"}
+              "ray_gpus", "ray_retries", "argv", "workers"}
 
 
 def bench_context(args, out: Path | None = None, shard=None, **hooks):
@@ -129,6 +129,7 @@ def bench_context(args, out: Path | None = None, shard=None, **hooks):
         shard=shard,
         resume=bool(getattr(module, "RESUMABLE", False)) and not getattr(args, "fresh", False),
         make_judge=judge_factory(args),
+        workers=max(1, int(getattr(args, "workers", 1) or 1)),
         **hooks,
     )
     ctx.options["reader_describe"] = settings.describe()
@@ -281,6 +282,8 @@ def _add_models(sub) -> None:
                    help="join and verify this model now (LLMs: small, default, large; embedders: mpnet); "
                         "mcts-kb: build the MCTS knowledge index of the default KB (or --kb) now")
     p.add_argument("--kb", default="", help="with --prepare mcts-kb: a GenericsKB-format file (default: the 50k sample)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="with --prepare mcts-kb: processes that parse and embed (each at one torch thread)")
     p.set_defaults(func=_run_models)
 
 
@@ -290,7 +293,7 @@ def _run_models(args) -> int:
     if args.prepare == "mpnet":
         return _prepare_embedder()
     if args.prepare == "mcts-kb":
-        return _prepare_mcts_kb(args.kb)
+        return _prepare_mcts_kb(args.kb, args.workers)
     keys = [args.prepare] if args.prepare else list(MODELS)
     status = 0
     for key in keys:
@@ -320,7 +323,7 @@ def _prepare_embedder() -> int:
     return 0
 
 
-def _prepare_mcts_kb(kb: str) -> int:
+def _prepare_mcts_kb(kb: str, workers: int = 1) -> int:
     """Build (or find in the cache) the knowledge index the `mcts` chat method's first reply needs,
     printing its progress: the same preparation the app runs in the background."""
     from core.methods.mcts.config import KBSettings
@@ -328,7 +331,7 @@ def _prepare_mcts_kb(kb: str) -> int:
     from core.methods.mcts.prepare import prepare_kb
     from core.resources import load_embedder
 
-    settings = KBSettings(path=kb) if kb else KBSettings()
+    settings = KBSettings(path=kb, workers=workers) if kb else KBSettings(workers=workers)
     prep = prepare_kb(settings.path, load_embedder(""), settings)
     shown = ""
     while not prep.wait(5.0):

@@ -15,7 +15,7 @@ import importlib
 import json
 import subprocess
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -65,6 +65,9 @@ class BenchContext:
     # command in `previous_items` and appends to items.jsonl instead of starting it afresh
     resume: bool = False
     make_judge: Callable[[Any], Any] | None = None  # reader LLM -> judge LLM (or None): QA benchmarks
+    # processes that embed (`--workers N`, core.embed_pool): how the run goes, not what it measures,
+    # so it stays out of the summary's settings (a run with 2 workers merges with one with 1)
+    workers: int = 1
 
     def __post_init__(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -77,6 +80,8 @@ class BenchContext:
         self.written_items: list[dict] = []
         self.cost: dict[str, dict[str, dict[str, int]]] = {}  # method -> stage -> LLM calls and tokens
         self.planned: list[str] | None = None  # every item id of the whole run, in run order (see plan)
+        # what the run started and must stop however it ends (the embedding workers of --workers)
+        self.resources = ExitStack()
 
     def plan(self, ids: Sequence[str], keys: Sequence[str] | None = None) -> set[str]:
         """Declare the run's items by id, in run order (after --limit and other selections); returns
@@ -114,7 +119,10 @@ class BenchContext:
             self.on_item(item)
 
     def close(self) -> None:
-        self._items.close()
+        try:
+            self.resources.close()
+        finally:
+            self._items.close()
 
 
 @dataclass

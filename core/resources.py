@@ -91,11 +91,16 @@ class SentenceTransformerEmbedder(Embedder):
         except ImportError as err:
             raise MissingResource("sentence-transformers is missing: pip install sentence-transformers") from err
         self.model = SentenceTransformer(name_or_path, device=device)
+        self.source, self.device = name_or_path, device
         self.name = name or (name_or_path.rstrip("/").split("/")[-1] if "/" in name_or_path else name_or_path)
         # sentence-transformers 5 renamed the method; requirements allow >= 3.0.
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
         self._lock = threading.Lock()
+
+    def __reduce__(self):
+        """Pickled as what loads it (core.embed_pool's worker processes load the model themselves)."""
+        return (type(self), (self.source, self.device, self.name))
 
     def warm(self) -> None:
         if not getattr(self, "_warm", False):

@@ -57,6 +57,9 @@ def add_memory_arguments(g, preset: str) -> None:
                    help="embed SGMem sentences without their speaker's name (default: 'Name: sentence', as turns are embedded)")
     g.add_argument("--embedding-cache", default="", help="folder of the on-disk embedding cache (default ~/.cache/dialogue-workbench/embeddings)")
     g.add_argument("--no-embedding-cache", action="store_true", help="embed everything afresh")
+    g.add_argument("--workers", type=int, default=1,
+                   help="processes that embed the haystacks and dialogues (each at one torch thread; "
+                        "this process alone reads and writes the embedding cache); 1 = this process")
     g.add_argument("--time-query-embedding", type=int, default=30,
                    help="time the query embedding with the model on the first N questions (the rest may come from the cache)")
 
@@ -143,7 +146,12 @@ def setup(ctx, methods: Sequence[str]) -> Setup:
     need_llm = any(uses_llm(m) for m in methods) or ctx.options.get("qa")
     tools = ctx.make_tools() if need_llm and ctx.make_tools else None
     inner = _embedder(ctx.options.get("embedder", ""), tools)
-    embedder = inner if ctx.options.get("no_embedding_cache") else CachedEmbedder(inner, ctx.options.get("embedding_cache") or None)
+    indexing = inner
+    if ctx.workers > 1:  # index texts embedded by worker processes; stopped by ctx.close()
+        from core.embed_pool import EmbedPool
+
+        indexing = ctx.resources.enter_context(EmbedPool(inner, ctx.workers))
+    embedder = indexing if ctx.options.get("no_embedding_cache") else CachedEmbedder(indexing, ctx.options.get("embedding_cache") or None)
     provider = None
     if tools is not None:
         from core.methods.sgmem.memory import MemoryGenerator
@@ -155,14 +163,14 @@ def setup(ctx, methods: Sequence[str]) -> Setup:
     def embed_query(query: str) -> float | None:
         """Embeds the query for every dense method. The first N are timed with the model itself
         (the figure reported); later ones come from the disk cache when there, so reruns are quick."""
-        if embedder is not inner and timed_left[0] <= 0:
+        if embedder is not indexing and timed_left[0] <= 0:
             embedder.encode([query])
             return None
         timed_left[0] -= 1
         t0 = time.perf_counter()
         vec = inner.encode([query])
         seconds = time.perf_counter() - t0
-        if embedder is not inner:
+        if embedder is not indexing:
             embedder.store([query], vec)
         return seconds
 

@@ -4,6 +4,9 @@ wall time, peak memory, size on disk, and the machine's load average sampled whi
     nice -n 10 .venv/bin/python -m core mcts-build-kb --kb ../shared/data/genericskb/GenericsKB.txt \
         --out results/mcts-kb-50k-build.json
 
+`--workers N` parses in N spaCy processes and embeds in N worker processes at one torch thread each
+(core.embed_pool); the KB is the same as with one process (vectors to ~1e-7).
+
 The build resumes through the on-disk embedding cache, so an interrupted run restarts where it
 stopped (and a rebuild with a warm cache times the parse and index steps, not the embedding).
 """
@@ -54,6 +57,10 @@ class LoadSampler:
 def add_arguments(parser) -> None:
     parser.add_argument("--kb", default="../shared/data/genericskb/GenericsKB.txt")
     parser.add_argument("--limit", type=int, default=None, help="first N distinct sentences (a slice)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes that parse and embed (each embedder worker at one torch thread); 1 = this process")
+    parser.add_argument("--cache-dir", default="", help="cache folder (default ~/.cache/dialogue-workbench): "
+                        "a fresh one times a build from nothing")
     parser.add_argument("--out", required=True, help="JSON summary to write")
 
 
@@ -71,18 +78,19 @@ def main(args) -> int:
             last.update(stage=stage, t=now)
 
     embedder = load_embedder("")
+    settings = KBSettings(workers=args.workers, cache_dir=args.cache_dir)
     t0 = time.perf_counter()
     with LoadSampler() as load:
-        kb = load_or_build(args.kb, embedder, KBSettings(), progress=progress, limit=args.limit)
+        kb = load_or_build(args.kb, embedder, settings, progress=progress, limit=args.limit)
     wall = time.perf_counter() - t0
     t1 = time.perf_counter()
-    load_or_build(args.kb, embedder, KBSettings(), limit=args.limit)  # a second start: from the cache
+    load_or_build(args.kb, embedder, settings, limit=args.limit)  # a second start: from the cache
     reload_s = time.perf_counter() - t1
     out = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} CPU cores, no GPU",
         "command": ".venv/bin/python -m core " + " ".join(sys.argv[1:]),
-        "kb": args.kb, "limit": args.limit,
+        "kb": args.kb, "limit": args.limit, "workers": args.workers,
         "sentences": len(kb), "concepts": len(kb.concepts), "groups": kb.groups.n_groups if kb.groups else None,
         "wall_s": round(wall, 1), "header_build_s": kb.header.get("build_s"),
         "reload_s": round(reload_s, 2),

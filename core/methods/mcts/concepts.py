@@ -43,11 +43,13 @@ def doc_concepts(doc, max_words: int = 4, extra: Iterable[str] = ()) -> list[str
 
 
 def extract_concepts(nlp, texts: Sequence[str], terms: Sequence[str] | None = None, max_words: int = 4,
-                     batch_size: int = 256, progress: Callable[[float], None] | None = None) -> list[list[str]]:
+                     batch_size: int = 256, progress: Callable[[float], None] | None = None,
+                     n_process: int = 1) -> list[list[str]]:
     """Concepts of each text (parsed in batches, NER off: only tags, parse and lemmas are used).
-    `progress(fraction)` after each batch: the parse is a third of a KB build's time."""
+    `progress(fraction)` after each batch: the parse is a third of a KB build's time. `n_process`
+    > 1: spaCy's own multiprocessing parses the batches in that many processes (docs in order)."""
     disable = [p for p in ("ner",) if p in nlp.pipe_names]
-    docs = nlp.pipe(texts, batch_size=batch_size, disable=disable)
+    docs = nlp.pipe(list(texts), batch_size=batch_size, disable=disable, n_process=max(1, n_process))
     out = []
     for i, doc in enumerate(docs):
         out.append(doc_concepts(doc, max_words, [terms[i]] if terms else ()))

@@ -105,6 +105,9 @@ class KBSettings:
     batch_size: int = 256
     cache_dir: str = ""  # "" = the cache dir of core.paths (~/.cache/dialogue-workbench)
     embedding_cache: bool = True  # embeddings also go to the on-disk embedding cache: an interrupted build resumes
+    # ours: processes for a build (1 = this process alone). N > 1: spaCy parses in N processes and N
+    # workers embed, each at one torch thread (core.embed_pool); the KB is the same (vectors to ~1e-7)
+    workers: int = 1
 
 
 @dataclass(frozen=True)

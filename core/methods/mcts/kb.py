@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from core.embed_pool import pooled
 from core.methods.mcts.concepts import extract_concepts
 from core.methods.mcts.config import KBSettings
 from core.methods.mcts.groups import NodeGroups, kmeans_groups
@@ -289,20 +290,24 @@ def assemble(texts: Sequence[str], terms: Sequence[str] | None, scores: Sequence
     if progress:
         progress("concepts", 0.0)
     parsed = (lambda fraction: progress("concepts", fraction)) if progress else None
-    per_sentence = extract_concepts(nlp, texts, terms, settings.max_concept_words, settings.batch_size, parsed)
+    per_sentence = extract_concepts(nlp, texts, terms, settings.max_concept_words, settings.batch_size, parsed,
+                                    n_process=settings.workers)
     vocab: dict[str, int] = {}
     rows = [[vocab.setdefault(c, len(vocab)) for c in cs] for cs in per_sentence]
     concepts = list(vocab)
     sent_ptr, sent_concepts = _csr(rows)
     concept_ptr, concept_sents = _invert(sent_ptr, sent_concepts, len(concepts))
-    vectors = _encode(embedder, embed_texts or texts, "sentence embeddings", progress, settings.batch_size)
+    # the worker processes start after the parse: spaCy's forked parsers need not copy them
+    with pooled(embedder, settings.workers) as parallel:
+        vectors = _encode(parallel, embed_texts or texts, "sentence embeddings", progress, settings.batch_size)
+        concept_vectors = _encode(parallel, concepts, "concept embeddings", progress, settings.batch_size)
     index = faiss.IndexFlatIP(embedder.dim)
     if len(vectors):
         index.add(vectors)
-    concept_vectors = _encode(embedder, concepts, "concept embeddings", progress, settings.batch_size)
     head = {"format": FORMAT, "version": FORMAT_VERSION, "embedder": embedder.name, "dim": embedder.dim,
             "concept_max_words": settings.max_concept_words, "sentences": len(texts), "concepts": len(concepts),
-            "postings": int(len(concept_sents)), "build_s": round(time.perf_counter() - t0, 2), **(header or {})}
+            "postings": int(len(concept_sents)), "build_s": round(time.perf_counter() - t0, 2),
+            "workers": settings.workers, **(header or {})}
     return KnowledgeBase(list(texts), list(terms or [""] * len(texts)), list(scores or [1.0] * len(texts)), index,
                          concepts, concept_vectors, sent_ptr, sent_concepts, concept_ptr, concept_sents, head)
 
