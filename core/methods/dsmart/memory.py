@@ -28,6 +28,7 @@ from core.llm import cost
 from core.llm.base import LLM, LLMError, LLMOutputError
 from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
+from core.methods.dsmart.definites import resolve_definites
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.replacements import replacement_updates
@@ -153,7 +154,7 @@ class DynamicStructuredMemory:
         timings["statement"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         with cost.stage("extract"):
-            fragment = self._extract(utterances, notes)
+            fragment = resolve_definites(old, self._extract(utterances, notes))  # 'the bill' after 'our bill'
         timings["extract"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
