@@ -148,3 +148,41 @@ def test_a_replacement_of_an_untyped_name_and_a_job_switched_to(nlp):
     used = {label_of(m.graph, o) for o in m.graph.objects(USER, relation("use"))}
     assert "Dell XPS 13" not in used and any("T14" in u for u in used)
     assert ("user", "worksFor", "Deloitte") in labelled(extract(nlp, "I switched to a part-time position at Deloitte."))
+
+
+def llm_memory(nlp, llm):
+    return DynamicStructuredMemory(llm, config=DSMConfig(statements="text", llm_conflicts="off", background=False,
+                                                         slot_threshold=None, llm_updates="on"), nlp=nlp)
+
+
+def test_the_llm_is_asked_only_on_candidate_updates_and_its_value_must_be_in_the_message(nlp):
+    """A round whose number no rule typed ('he' unresolved across turns) is a candidate: the model
+    names the old fact it changes and the new value; the old fact is pruned ('llm-update'). Rounds
+    with nothing suspect cost no call, and a value the user did not say is ignored."""
+    from core.llm.fake import ScriptedLLM
+
+    llm = ScriptedLLM(['{"fact": 1, "value": "5"}'])
+    m = llm_memory(nlp, llm)
+    m.observe_round("My son has earned 3 merit badges in Scouts.", "")
+    m.observe_round("What should we pack for camping?", "")
+    assert llm.requests == []  # nothing suspect: no call
+    record = m.observe_round("He told me that he has earned 5 merit badges now.", "")
+    assert len(llm.requests) == 1 and "merit badges" in llm.requests[0][-1].content
+    assert {p.rule for p in record.pruned} == {"llm-update"}
+    assert amounts_of(m, 5) and not amounts_of(m, 3)
+    # the model's value is not in the message: ignored
+    llm = ScriptedLLM(['{"fact": 1, "value": "7"}'])
+    m = llm_memory(nlp, llm)
+    m.observe_round("My son has earned 3 merit badges in Scouts.", "")
+    record = m.observe_round("He told me that he has earned 5 merit badges now.", "")
+    assert len(llm.requests) == 1 and not record.pruned and amounts_of(m, 3)
+    # an update the rules typed is no candidate
+    llm = ScriptedLLM(['{"fact": 1, "value": "5"}'])
+    m = llm_memory(nlp, llm)
+    m.observe_round("My son has earned 3 merit badges in Scouts.", "")
+    m.observe_round("My son has earned 5 merit badges now.", "")
+    assert llm.requests == []
+
+
+def amounts_of(m, value):
+    return [s for s, p, o in m.graph if p == DSM.amount and o == Literal(value)]
