@@ -29,7 +29,7 @@ The check itself (every helper below) is core/benchmarks/dsm_check.py, frozen; i
 
 Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
 each stage. Options: --statements text|llm|auto, --extractor auto|llm|spacy|union,
---llm-conflicts auto|on|off, --no-reasoner.
+--llm-conflicts auto|on|off, --llm-updates on|off, --no-reasoner.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def add_arguments(parser) -> None:
                         help="fragment extraction: spaCy rules (auto with a weak LLM), the LLM's JSON triples, or both")
     parser.add_argument("--llm-conflicts", choices=["auto", "on", "off"], default="off",
                         help="stage (b) LLM conflict detection (default off: symbolic only)")
+    parser.add_argument("--llm-updates", choices=["on", "off"], default="off",
+                        help="the LLM on candidate updates only: rounds where the symbolic path suspects an update "
+                             "it could not type (default off)")
     parser.add_argument("--no-reasoner", action="store_true", help="skip the owlrl closure checks")
     parser.add_argument("--assistant-sentences", type=int, default=3)
     parser.add_argument("--slot-threshold", type=float, default=None,
@@ -80,14 +83,15 @@ def run(ctx: BenchContext) -> BenchResult:
 
     opts = ctx.options
     config = replace(DSMConfig(), statements=opts.get("statements", "text"), llm_conflicts=opts.get("llm_conflicts", "off"),
-                     extractor=opts.get("extractor", "auto"),
+                     extractor=opts.get("extractor", "auto"), llm_updates=opts.get("llm_updates", "off"),
                      reasoner=not opts.get("no_reasoner", False), assistant_sentences=opts.get("assistant_sentences", 3),
                      background=False)
     threshold = opts.get("slot_threshold")
     if threshold is not None:
         config = replace(config, slot_threshold=None if threshold < 0 else threshold)
     embedder = load_embedder() if config.slot_threshold is not None else None
-    needs_llm = config.statements != "text" or config.llm_conflicts != "off" or config.extractor in ("llm", "union")
+    needs_llm = config.statements != "text" or config.llm_conflicts != "off" or config.extractor in ("llm", "union") \
+        or config.llm_updates == "on"
     tools = ctx.make_tools() if needs_llm and ctx.make_tools is not None else None
     nlp = load_spacy()
     question_type = opts.get("question_type") or "knowledge-update"
@@ -110,6 +114,8 @@ def run(ctx: BenchContext) -> BenchResult:
                 record = memory.observe_round(q, a, index)
                 for stage, seconds in record.timings.items():
                     stages.setdefault(stage, []).append(seconds)
+                if any(n.startswith("candidate update") for n in record.notes):  # --llm-updates: the rounds that called it
+                    stages.setdefault("maintenance_llm_rounds", []).append(record.timings.get("maintenance", 0.0))
         item = check.evaluate(instance, memory, nlp)
         item.update(meter.total().as_dict())
         if opts.get("explain"):

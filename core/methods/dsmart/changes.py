@@ -33,8 +33,8 @@ class ChangeStatements:
         if marked and lemma in lx.CHANGE_VERBS:  # "bumped my goal up to 10,000 steps", parsed as the goal's appos
             if phrase.dep_ == "appos" and phrase.head.dep_ == "dobj" and phrase.head.head.i == verb.i:
                 phrase = phrase.head.head  # the target is then the verb's object, found below
-            elif phrase.head.i != verb.i:
-                return None
+            elif phrase.head.i != verb.i and not (phrase.head.lower_ in lx.DIRECTION_PARTICLES and phrase.head.head.i == verb.i):
+                return None  # "bumped my salary up to $85,000": 'up' may take the number itself
         elif phrase.dep_ == "pobj" and phrase.head.lower_ in ("to", "at"):
             prep = phrase.head
             via = prep.head
@@ -42,8 +42,8 @@ class ChangeStatements:
                 return None
             if lemma == "be" and not (prep.lower_ == "at" or via.lower_ in ("up", "down")):
                 return None  # "is to ..." is no value
-            if lemma != "be" and lemma not in lx.CHANGE_VERBS:
-                return None
+            if lemma != "be" and lemma not in lx.CHANGE_VERBS and lemma not in lx.TOTAL_VERBS:
+                return None  # "the bill came to $95", "it amounted to $300": a total, the subject's value
         elif not (phrase.dep_ in ("dobj", "npadvmod") and lemma in lx.REACH_VERBS):
             return None
         target = next((c for c in verb.children if c.dep_ == "dobj" and c.i != phrase.i), None) \
@@ -56,7 +56,7 @@ class ChangeStatements:
     def changed_value(self, pobj, verb) -> bool:
         """'The landlord raised my rent to $1,950 a month': the rent's value is 1950, as in 'my rent is
         $1,950' (an amount after to / at of a change verb)."""
-        thing = self.changed(pobj, verb)
+        thing = self.changed(pobj, verb, pobj if pobj.pos_ == "NUM" else None)
         value = self.node(pobj) if thing is not None else None
         node = self.node(thing) if thing is not None else None
         if not (is_amount(value) and isinstance(node, URIRef)):

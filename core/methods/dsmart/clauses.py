@@ -26,7 +26,7 @@ from core.methods.dsmart.fragment import FragmentBuilder
 from core.methods.dsmart.nodes import CLAUSE, Nodes
 from core.methods.dsmart.typed_values import TypedValues
 from core.methods.dsmart.values import is_amount, number_of, parse_number
-from core.methods.dsmart.vocab import DSM
+from core.methods.dsmart.vocab import DSM, entity
 
 
 class Clauses(Nodes, TypedValues, ChangeStatements):
@@ -90,7 +90,11 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
         out = []
         if (place := self.where(verb)) is not None:
             out.append(("at", place))
-        for prep in (c for c in verb.children if c.dep_ in ("prep", "dative", "agent")):
+        # 'bumped our rent up to $2,250', "I'm down to 198 pounds": the 'to' of 'up to' / 'down to' hangs
+        # on the particle, and is the verb's
+        heads = [verb, *(c for c in verb.children if c.lower_ in lx.DIRECTION_PARTICLES and c.dep_ in ("prep", "advmod", "prt"))]
+        for prep in (c for h in heads for c in h.children if c.dep_ in ("prep", "dative", "agent")
+                     and (h.i == verb.i or c.lower_ in ("to", "at"))):
             for pobj in (c for c in prep.children if c.dep_ == "pobj" and c.i not in self.used):
                 if (prep.lower_, pobj.lemma_.lower()) in lx.DISCOURSE:
                     continue  # "by the way" says nothing about the world
@@ -157,7 +161,8 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
                 if obj is not None:
                     self.b.fact(subj, self.b.relation(f"{attr.lemma_} {prep}", datatype=isinstance(obj, Literal)), obj)
         elif attr.pos_ == "NUM" and (value := parse_number(attr)) is not None:
-            self.b.fact(subj, DSM.value, Literal(value))
+            # "my niece Lily is 6": a person's bare number is their age
+            self.b.fact(subj, DSM.age if self.personal(subj_tok) and 0 < value < 130 else DSM.value, Literal(value))
 
     def copula_adjective(self, subj: URIRef, adj) -> None:
         if adj.lemma_.lower() == "old":  # "I'm 30 years old"
@@ -197,7 +202,7 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
         if lemma == "turn" and not negative:
             objects = [o for o in objects if not self.age(subj, o)]
         preps = self.preps(verb)
-        if lemma in lx.CHANGE_VERBS and not negative:
+        if (lemma in lx.CHANGE_VERBS or lemma in lx.TOTAL_VERBS) and not negative:
             preps = [(prep, pobj) for prep, pobj in preps if not self.changed_value(pobj, verb)]
         for obj_tok in objects:
             self.direct(subj, verb, lemma, obj_tok, negative, preps)
@@ -217,6 +222,8 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
         else:
             target = subj
             purpose = self.purpose(preps + self.preps(obj_tok)) if is_amount(obj) and not negative else None
+            if purpose is not None and lemma in lx.SAVE_VERBS and self.fund(subj, purpose, obj):
+                return  # "$1,200 saved for our honeymoon": the honeymoon fund's value
             if purpose is not None:  # "$75 on groceries", "$250 for a food bank": the amount of that spending
                 target = self.activity(subj, verb, purpose)
             self.b.fact(target, self.b.relation(lemma, datatype=isinstance(obj, Literal), negative=negative), obj)
@@ -224,9 +231,13 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
             self.employer(subj, obj_tok)
         if lemma in lx.STORE_VERBS and isinstance(obj, URIRef) and not negative:
             # "I keep my sneakers under my bed": where the sneakers are now (the place may hang on the object)
-            for prep, pobj in preps + self.preps(obj_tok):
+            spots = preps + self.preps(obj_tok)
+            goal = lemma in lx.PUT_VERBS and any(prep in ("to", "into") for prep, _ in spots)
+            for prep, pobj in sorted(spots, key=lambda s: goal and s[0] not in ("to", "into")):
                 if prep in lx.LOCATIVE_PREPS or (prep in ("to", "into") and lemma in lx.PUT_VERBS):
-                    place = self.place(pobj)
+                    # "moved the key to a lockbox by the back door": the goal, placed by the verb's locative
+                    around = next((p for q, p in preps if goal and q in lx.LOCATIVE_PREPS and p.i > pobj.i), None)
+                    place = self.place(pobj, around)
                     if isinstance(place, URIRef):
                         self.b.fact(obj, DSM.storedAt, place)
                         break  # the first place; 'in my bedroom closet' after 'the safe' is the safe's place
@@ -241,6 +252,18 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
                 org = self.node(pobj)
                 if isinstance(org, URIRef):
                     self.b.fact(subj, DSM.worksFor, org)
+
+    def fund(self, saver, purpose, amount) -> bool:
+        """"I've saved $1,200 for our honeymoon": money saved for a purpose is the value of the
+        purpose's fund ('our honeymoon fund is at $2,000'), one slot whichever way it is said."""
+        key = self.key(purpose)
+        if key is None or purpose.lemma_.lower() == lx.FUND_NOUN:
+            return False
+        fund = self.b.individual(entity(f"{key[0]} {lx.FUND_NOUN}"), f"{key[1]} {lx.FUND_NOUN}",
+                                 self.b.noun_class(lx.FUND_NOUN, DSM.Thing))
+        self.b.fact(saver, DSM.has, fund)
+        self.b.fact(fund, DSM.value, amount)
+        return True
 
     def purpose(self, preps):
         """What an amount was for: the first 'on' / 'for' object that names a thing ('spent $75 on
@@ -263,6 +286,8 @@ class Clauses(Nodes, TypedValues, ChangeStatements):
         if obj is None:
             return
         fixed = self.fixed(lemma, prep, pobj, obj)
+        if pobj.lemma_.lower() in lx.JOB_NOUNS and lx.REPLACE_VERBS.get(lemma, ("", ""))[1] == prep and not negative:
+            self.employer(subj, pobj)  # "I switched to a clinic job at Kaiser": a job one switches to is held
         if lemma in lx.STORE_VERBS and objects:
             return  # handled as storedAt of the object
         if fixed == DSM.livesIn and not negative:

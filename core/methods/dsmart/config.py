@@ -24,6 +24,9 @@ class DSMConfig:
     statements: Literal["auto", "llm", "text"] = "auto"
     extractor: Literal["auto", "llm", "spacy", "union"] = "auto"
     llm_conflicts: Literal["auto", "on", "off"] = "auto"
+    # the LLM on candidate updates only (llm_updates.py): rounds where the symbolic path suspects an
+    # update it could not type; off by default (docs/dsm-updates.md: measured on batches A-C and dev)
+    llm_updates: Literal["on", "off"] = "off"
     reasoner: bool = True  # owlrl closure for disjointness errors and the consistency check
     # slot conflicts (slots.py): a restated count or habit prunes the old value when the two slot
     # descriptions share their content words or their embedding cosine reaches this threshold

@@ -16,8 +16,15 @@ PERSON_NOUNS = frozenset(
     "person man woman boy girl friend sister brother mother father mom dad parent son daughter wife husband "
     "partner boyfriend girlfriend spouse colleague coworker boss manager teacher doctor child kid baby aunt "
     "uncle cousin grandmother grandfather grandma grandpa neighbor neighbour roommate coach student therapist "
-    "tutor mentor instructor trainer".split()
+    "tutor mentor instructor trainer niece nephew granddaughter grandson fiance fiancee".split()
 )
+# he / she stand for the one person noun of their gender the utterance names before them (nodes.py)
+FEMALE_NOUNS = frozenset("woman girl sister mother mom mum wife girlfriend daughter aunt niece grandmother grandma "
+                         "granddaughter stepmother stepdaughter".split())
+MALE_NOUNS = frozenset("man boy brother father dad husband boyfriend son uncle nephew grandfather grandpa grandson "
+                       "stepfather stepson".split())
+THIRD_PERSON = {**dict.fromkeys("she her hers herself".split(), "female"),
+                **dict.fromkeys("he him his himself".split(), "male")}
 PLACE_NOUNS = frozenset(
     "city town country village place home house apartment flat room office park restaurant cafe shop store "
     "street road beach lake mountain island state region neighborhood neighbourhood closet kitchen garage "
@@ -39,6 +46,10 @@ TIME_UNITS = {"second": "second", "minute": "minute", "hour": "hour", "day": "da
               "month": "month", "year": "year", "weekend": "weekend"}
 MEASURE_UNITS = frozenset("pound kilogram kg lb mile kilometer km meter foot inch ounce gram liter cup tablespoon "
                           "dollar euro percent calorie step".split())
+# what a person who *is* N of these units measures: "I'm at 210 pounds" is what I weigh, my weight
+# (the verb that measures it, the noun it is)
+MEASURE_OF = {**dict.fromkeys("pound kilogram kg lb kilo stone".split(), ("weigh", "weight")),
+              **dict.fromkeys("centimeter cm".split(), ("measure", "height"))}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "weekly" / "daily": the frequency words that stand alone
 FREQUENCY_ADVERBS = {"daily": "every day", "weekly": "every week", "monthly": "every month", "yearly": "every year",
@@ -75,6 +86,8 @@ NAME_VERBS = frozenset("call name".split())
 # "my streak just hit 60 days"; the value is the thing's, as in "my rent is $1,950"
 CHANGE_VERBS = frozenset("raise increase bump boost up cut reduce lower decrease drop grow rise climb jump fall shrink "
                          "go hit reach change move shift adjust bring push double halve".split())
+# verbs of totalling: "the bill came to $95", "the repairs amounted to $300" state their subject's value
+TOTAL_VERBS = frozenset("come amount total".split())
 # verbs that say only that a value changed, nothing of the slot: "my goal is 8,000 steps" and "I've cut
 # down to 1 cup of coffee a day" name their slots by what they count, not by the verb
 VALUE_VERBS = frozenset("be raise increase bump boost cut reduce lower decrease grow rise climb jump fall shrink "
@@ -129,11 +142,14 @@ DAY_PREPS = frozenset("on every".split())  # "on Mondays", "every Sunday"
 INTENSIFIERS = frozenset("very really so quite".split())  # no part of a thing's name
 FACILITY_PREPS = frozenset("on at in".split())  # "the music shop on Main St": placed by a facility name
 CONDITIONAL_MARKS = frozenset("if unless whether".split())  # "if I ...": asserts nothing
+SAVE_VERBS = frozenset("save".split())  # "saved $1,200 for our honeymoon": the value of the honeymoon fund
+FUND_NOUN = "fund"
 PURPOSE_PREPS = frozenset("on for".split())  # "$75 on groceries": what an amount was for
 EMPLOYER_PREPS = frozenset("at with".split())  # "my job at Spotify", "an internship with NASA"
 PUT_VERBS = frozenset("move put place".split())  # "moved my passport to the drawer": 'to' places it too
 CAUSATIVE_VERBS = frozenset("get have".split())  # "where I got my guitar serviced": the caused event is there too
 REACH_VERBS = frozenset("hit reach".split())  # "my streak hit 60 days": the subject's value
+DIRECTION_PARTICLES = frozenset("up down".split())  # "bumped my rent up to $2,250": 'to N' hangs on the particle
 
 # -- roles and replacements (issue 29: general treatments of the written batches' misses) --------------
 # verbs that give their subject a role: 'elected president of', 'appointed treasurer', 'promoted to sous chef'

@@ -28,8 +28,10 @@ from core.llm import cost
 from core.llm.base import LLM, LLMError, LLMOutputError
 from core.methods.dsmart import conflicts as cf
 from core.methods.dsmart.config import DSMConfig
+from core.methods.dsmart.definites import resolve_definites
 from core.methods.dsmart.extract import Extractor, LLMExtractor, SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.llm_updates import llm_updates, suspects
 from core.methods.dsmart.replacements import replacement_updates
 from core.methods.dsmart.slots import SlotMatcher, slot_updates
 from core.methods.dsmart.statement import StatementMaker
@@ -46,7 +48,7 @@ ECHO_CONTEXT_ROUNDS = 20  # earlier user turns an assistant sentence is checked 
 class Pruned:
     triple: Triple
     reason: str
-    rule: str  # functional | numeric | opposite | slot | disjoint | llm
+    rule: str  # functional | numeric | opposite | slot | disjoint | replacement | llm | llm-update
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ class DynamicStructuredMemory:
         timings["statement"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         with cost.stage("extract"):
-            fragment = self._extract(utterances, notes)
+            fragment = resolve_definites(old, self._extract(utterances, notes))  # 'the bill' after 'our bill'
         timings["extract"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
@@ -175,6 +177,7 @@ class DynamicStructuredMemory:
         timings["detect_symbolic"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         with cost.stage("detect_llm"):
+            found += self._llm_updates(old, fragment, question, found, notes)
             found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
         timings["detect_llm"] = time.perf_counter() - t3
         pruned = _dedupe(found)
@@ -236,6 +239,23 @@ class DynamicStructuredMemory:
             self._nlp = load_spacy(self._spacy_model)
             self.slots.nlp = self._nlp  # the slot stage reads kinds of things with the same parser
         return SpacyExtractor(self._nlp)
+
+    def _llm_updates(self, old: Graph, fragment: Graph, user_text: str, found: list, notes: list[str]) -> list[cf.Conflict]:
+        """The LLM on this round's candidate update, if the symbolic path suspects one (llm_updates.py);
+        the new value is added to the fragment."""
+        if self.llm is None or self.config.llm_updates != "on":
+            return []
+        for suspect in suspects(old, fragment, user_text, self.slots, found):
+            notes.append(f"candidate update ({suspect.why})")
+            try:
+                conflicts, added = llm_updates(self.llm, suspect, old)
+            except (LLMOutputError, LLMError) as err:
+                notes.append(f"LLM update failed ({err}); kept the symbolic result")
+                return []
+            for triple in added:
+                fragment.add(triple)
+            return conflicts
+        return []
 
     def _llm_conflicts(self, old: Graph, fragment: Graph, known: set, notes: list[str]) -> list[cf.Conflict]:
         mode = self.config.llm_conflicts

@@ -46,9 +46,24 @@ class Nodes:
             who = ASSISTANT if self.speaker == "assistant" else USER
         elif word in lx.SECOND:
             who = USER if self.speaker in ("assistant", "narrator") else ASSISTANT
+        elif (ante := self.gendered_antecedent(tok)) is not None:
+            node = self.node(ante)
+            return node if isinstance(node, URIRef) else None
         else:
-            return None  # he / she / it / they: no coreference resolution, so no guess
+            return None  # it / they, or he / she with no single antecedent: no guess
         return self.b.speaker(who)
+
+    @staticmethod
+    def gendered_antecedent(tok):
+        """'My daughter got two more plushies, so she has 10 now': he / she (him, her, his) stand for
+        the one person noun of that gender (lexicon.FEMALE_NOUNS / MALE_NOUNS) the utterance names
+        before them; None when it names none or several (names carry no gender here)."""
+        gender = lx.THIRD_PERSON.get(tok.lower_)
+        if gender is None:
+            return None
+        nouns = lx.FEMALE_NOUNS if gender == "female" else lx.MALE_NOUNS
+        found = [t for t in tok.doc[: tok.i] if t.pos_ == "NOUN" and t.lemma_.lower() in nouns]
+        return found[-1] if found and len({t.lemma_.lower() for t in found}) == 1 else None
 
     @staticmethod
     def antecedent(tok):
@@ -69,7 +84,7 @@ class Nodes:
 
     @staticmethod
     def personal(tok) -> bool:
-        return tok.ent_type_ == "PERSON" or tok.lemma_.lower() in lx.PERSON_NOUNS
+        return tok.ent_type_ == "PERSON" or tok.lemma_.lower() in lx.PERSON_NOUNS or Nodes.kin_before(tok) is not None
 
     def modifiers(self, tok) -> list:
         """The tokens before a noun that name it with it: compounds, adjectives, hyphenated parts
@@ -88,9 +103,17 @@ class Nodes:
         before = tok.doc[tok.i - 1] if tok.i > 0 else None
         return not tok.whitespace_ or (before is not None and not before.whitespace_ and before.text == "-")
 
+    @staticmethod
+    def name_number(tok) -> bool:
+        """'a Dell XPS 13', 'my iPhone 15', 'Windows 11': a number after the proper name it modifies is
+        part of the name (a model or edition), not a count; counts come before what they count."""
+        return tok.dep_ == "nummod" and tok.head.pos_ == "PROPN" and tok.head.i < tok.i and tok.like_num
+
     def key(self, tok) -> tuple[str, str] | None:
         """(key, label) of the individual a nominal token names, or None for pronouns/literals."""
         if tok.pos_ == "PRON":
+            if (ante := self.gendered_antecedent(tok)) is not None:
+                return self.key(ante)  # 'her shelf' after 'my daughter': the daughter's shelf
             node = self.pronoun(tok)
             return (node.split("/")[-1], node.split("/")[-1]) if node is not None else None
         if tok.ent_type_ and tok.ent_type_ not in LITERAL_NER and tok.pos_ == "PROPN":
@@ -99,10 +122,12 @@ class Nodes:
             return slug(text), text
         if tok.lemma_.lower() in PERSON_WORDS and self.speaker == "narrator":
             return tok.lemma_.lower(), tok.lemma_.lower()
-        mods = self.modifiers(tok)
+        mods = [t for t in self.modifiers(tok) if t.i != getattr(self.kin_before(tok), "i", -1)]
         named = [t for t in mods if t.pos_ in ("NOUN", "PROPN", "VERB") or t.dep_ == "compound"]
         base_key = " ".join([t.lemma_.lower() for t in named] + [tok.lemma_.lower()])
         base_label = "".join(t.text_with_ws for t in mods) + tok.text
+        for number in (c for c in tok.children if self.name_number(c)):  # 'Dell XPS 13'
+            base_key, base_label = f"{base_key} {number.lower_}", f"{base_label} {number.text}"
         if (street := self.street(tok)) is not None:  # "the music shop on Main St": that one shop
             base_key, base_label = f"{base_key} {street[0]}", f"{base_label} {street[1]}"
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
@@ -138,6 +163,7 @@ class Nodes:
         if tok.pos_ not in ("NOUN", "PROPN"):
             return None
         appos = next((c for c in tok.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
+        appos = appos if appos is not None else self.name_after(tok)
         if appos is not None and tok.pos_ == "NOUN":
             # "my sister Anna": Anna is the individual, a Sister, and the owner has her
             ind = self.node(appos)
@@ -158,9 +184,30 @@ class Nodes:
         else:
             self.b.individual(iri, key[1], self.b.noun_class(tok.lemma_.lower(), self.top_class(tok)))
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+        if (kin := self.kin_before(tok)) is not None:  # "my niece Lily": a Niece, the speaker's
+            self.b.individual(iri, "", self.b.noun_class(kin.lemma_.lower(), DSM.Person))
+            owner = next((c for c in kin.children if c.dep_ == "poss"), owner)
         if owner is not None and isinstance(o := self.node(owner), URIRef):
             self.b.fact(o, DSM.has, iri)  # "my dog", "my Honda Civic": the speaker has it
         return iri
+
+    @staticmethod
+    def kin_before(tok):
+        """'my niece Lily', parsed with 'niece' as the name's compound: the person noun, which types
+        the name (as in apposition) and is no part of it; None otherwise."""
+        if tok.pos_ != "PROPN":
+            return None
+        return next((c for c in tok.children if c.dep_ == "compound" and c.i == tok.i - 1
+                     and c.lemma_.lower() in lx.PERSON_NOUNS), None)
+
+    @staticmethod
+    def name_after(tok):
+        """'My niece Lily is 6': a person noun right before a name is in apposition to it, however
+        the parser hangs the name (as a second subject, a compound); None otherwise."""
+        nxt = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
+        if nxt is None or nxt.pos_ != "PROPN" or tok.lemma_.lower() not in lx.PERSON_NOUNS:
+            return None
+        return nxt if nxt.head.i in (tok.i, tok.head.i) and nxt.dep_ in ("nsubj", "compound", "appos", "dobj", "pobj") else None
 
     def literal(self, tok) -> Literal:
         span = ent_span(tok)
@@ -206,12 +253,14 @@ class Nodes:
         None for other nouns or an unowned group."""
         return self.possessor(noun) if noun.lemma_.lower() in lx.AGGREGATE_NOUNS else None
 
-    def place(self, tok):
+    def place(self, tok, around=None):
         """Where a thing is kept, with the place that place is in: 'the safe in my bedroom closet', 'a
-        shoe rack in my closet' are one spot (the safe, not every safe); a town does not narrow it."""
+        shoe rack in my closet' are one spot (the safe, not every safe); a town does not narrow it.
+        `around`: a locative the parser hung elsewhere ('to a lockbox by the back door')."""
         node = self.node(tok)
         inner = next((p for prep in tok.children if prep.dep_ == "prep" and prep.lower_ in lx.LOCATIVE_PREPS
                       for p in prep.children if p.dep_ == "pobj" and p.pos_ == "NOUN"), None)
+        inner = inner if inner is not None or around is None or around.pos_ != "NOUN" else around
         if not isinstance(node, URIRef) or inner is None or not isinstance(self.node(inner), URIRef):
             return node
         outer, key = self.key(inner), self.key(tok)
@@ -253,8 +302,12 @@ class Nodes:
     def anchor(self, tok):
         """The clause a token belongs to: its nearest verbal ancestor."""
         x = tok
+        span = ent_span(tok)
+        inside = range(span.start, span.end) if span is not None else range(0)
         while x.head.i != x.i:
             x = x.head
+            if x.i in inside:
+                continue  # '7:15 am' with 'am' tagged a verb: a word of the same name or time is no clause
             if x.pos_ in CLAUSE and x.dep_ not in ("aux", "auxpass", "prep"):  # not 'including', a preposition
                 return x
         return x if x.pos_ in CLAUSE else None

@@ -7,8 +7,8 @@ The extractor reads these clauses as minted relations (speaker --trade_in--> old
 --trade_for--> new; lexicon.REPLACE_VERBS). The old thing is the named one ('my Civic' is the node
 whose name holds 'civic', 'Honda Civic'); with 'switch to Y' and no old thing named, it is the one
 thing the speaker had a relation to whose top class (organisation, place, person, ...) is Y's, when
-there is exactly one: 'I go to Planet Fitness' then 'I switched to the YMCA'. Ambiguous or untyped:
-nothing is replaced.
+there is exactly one: 'I go to Planet Fitness' then 'I switched to the YMCA' (a class the tagger could
+not tell matches any class). Ambiguous: nothing is replaced.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from rdflib import RDF, Graph, URIRef
 
 from core.methods.dsmart import lexicon as lx
-from core.methods.dsmart.vocab import RELATION_BASE, TOP_CLASSES, label_of, relation
+from core.methods.dsmart.vocab import DSM, RELATION_BASE, TOP_CLASSES, label_of, relation
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -67,11 +67,23 @@ def one_of_its_class(old: Graph, fragment: Graph, speaker, new, marks) -> set:
     """With no old thing named: the one named thing (a capitalised name) of the new thing's top
     class, or of none when spaCy typed neither, that the speaker had a relation to; none when there
     are several, or the new thing is no name."""
-    if not label_of(fragment, new)[:1].isupper():
+    if not is_name(label_of(fragment, new)):
         return set()
-    classes = {c for c in fragment.objects(new, RDF.type) if c in TOP_CLASSES}
+    classes = {c for c in fragment.objects(new, RDF.type) if c in TOP_CLASSES} - {DSM.Thing}
     candidates = {o for p, o in old.predicate_objects(speaker) if isinstance(o, URIRef) and p not in marks
                   and (str(p).startswith(RELATION_BASE) or p in lx.REPLACED_PROPERTIES)
-                  and label_of(old, o)[:1].isupper()
-                  and {c for c in old.objects(o, RDF.type) if c in TOP_CLASSES} in (classes, set())}
+                  and is_name(label_of(old, o)) and same_class(classes, old, o)}
     return candidates if len(candidates) == 1 else set()
+
+
+def is_name(label: str) -> bool:
+    """A name has a capital letter ('Planet Fitness', 'YMCA', 'iPhone 15'); a common noun has none."""
+    return any(ch.isupper() for ch in label)
+
+
+def same_class(classes: set, old: Graph, node) -> bool:
+    """The old thing may be what the new one replaces: the same top class, or either one's class
+    unknown (no tag, or only Thing): 'switched to the YMCA' (a noun the tagger did not type) may
+    replace Planet Fitness (an organisation); 'the one named thing' still has to be one."""
+    theirs = {c for c in old.objects(node, RDF.type) if c in TOP_CLASSES} - {DSM.Thing}
+    return not classes or not theirs or classes == theirs

@@ -121,16 +121,19 @@ class TypedValues:
     @staticmethod
     def is_clock(tok) -> bool:
         span = ent_span(tok)
-        return span is not None and time_literal(span.text) is not None
+        return span is not None and any(time_literal(tok.doc[span.start : end].text) is not None
+                                        for end in range(span.end, span.start, -1))
 
     def clock(self, tok) -> Literal | None:
         span = ent_span(tok)
         if span is None or span.start != tok.i:
             return None
-        literal = time_literal(span.text)
-        if literal is not None:
-            self.used.update(range(span.start, span.end))
-        return literal
+        for end in range(span.end, span.start, -1):  # '6:30 am before work': the tagger's span runs on
+            literal = time_literal(tok.doc[span.start : end].text)
+            if literal is not None:
+                self.used.update(range(span.start, end))
+                return literal
+        return None
 
     def frequency(self, tok) -> str | None:
         if tok.lower_ not in ("every", *lx.OCCASIONS) and tok.lower_ not in lx.FREQUENCY_ADVERBS \
@@ -154,6 +157,8 @@ class TypedValues:
         nxt = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
         if not tok.whitespace_ and nxt is not None and (nxt.is_alpha or nxt.text == "-"):
             return  # '5K', '5-mile', '70-200mm': a number inside a name
+        if self.name_number(tok):
+            return  # 'a Dell XPS 13': a model number, part of the name
         before = [t.lower_ for t in tok.doc[max(tok.i - 3, tok.sent.start) : tok.i]]
         if before and (before[-1] == "not" or " ".join(before[-2:]) in lx.SET_ASIDE):
             return  # "120 stars, not 300": the number set aside
@@ -247,6 +252,11 @@ class TypedValues:
         if owner is None or self.node(noun) == owner:
             return  # "27 species is a great achievement": nobody's count
         subj = self.subject(about_verb)
+        measure = None
+        if lemma == "be" and noun.lemma_.lower() in lx.MEASURE_OF and subj is not None \
+                and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj)):
+            # "I'm down to 198 pounds": what the speaker weighs ('I weigh 210 pounds': one slot), their weight
+            lemma, measure = lx.MEASURE_OF[noun.lemma_.lower()]
         if subj is not None and (mine := self.group_owner(subj)) is not None:
             owner, lemma = mine, "have"  # "our collection has 25 board games": we have 25 board games
         about = self.measured_stuff(noun)
@@ -254,7 +264,23 @@ class TypedValues:
             about = next((self.same_verb_object(o) if o.pos_ == "PRON" else o for o in about_verb.children
                           if o.dep_ in ("dobj", "attr") and o.pos_ in ("NOUN", "PROPN", "PRON")
                           and o.i != noun.i and o.i not in self.used), None)
-        self.quantity(owner, lemma, noun, value, about)
+        q = self.quantity(owner, lemma, noun, value, about)
+        if measure is not None:
+            self.b.fact(owner, self.b.relation(measure), q)
+        restated = self.restated(about_verb, noun)
+        if restated is not None and isinstance(named := self.node(restated), URIRef):
+            self.quantity(named, "be", noun, value)  # "I ran 11 miles, my longest run yet": my longest run is 11 miles
+
+    @staticmethod
+    def restated(verb, noun):
+        """'I ran 11 miles on Sunday, my longest run yet': an owned noun phrase set off by a comma after
+        a count (in apposition to it or to its clause) names what the count also is. None otherwise."""
+        for c in [*noun.children, *verb.children]:
+            start = c.left_edge.i
+            if c.dep_ in ("appos", "dep", "npadvmod") and c.pos_ == "NOUN" and c.i > noun.i and start > 0 \
+                    and c.doc[start - 1].text == "," and any(g.dep_ == "poss" for g in c.children):
+                return c
+        return None
 
     @staticmethod
     def measured_stuff(noun):
