@@ -144,10 +144,11 @@ if query:
     method.observe(user_turn)
     method.observe(bot_turn)
     stop_slot.empty()  # the reply is written and saved: nothing left to stop
-    with badge_slot.container():
-        consistency.render(consistency.judgement_of(judged))
+    if not created:  # the page is already what a rerun would draw; a second run would cost a replica as much again
+        with badge_slot.container():
+            consistency.render(consistency.judgement_of(judged))
     with st.spinner("Updating memory…"):
         save_memory(cid, method)
-    if created:  # the sidebar's conversation list gains the new conversation; otherwise the page is
-        st.rerun()  # already what a rerun would draw, and a second run of it would cost a replica as much again
+    if created:  # the sidebar's conversation list gains the new conversation: the rerun draws it all
+        st.rerun()  # (and the badge: the page shows the consistency line once its last run draws it)
     st.session_state.pop(NOTICE, None)  # shown in this run (no rerun follows)
