@@ -197,15 +197,10 @@ class Store:
     def add_turn(self, cid: str, turn: Turn, reply: Reply | None = None, *, owner: str) -> int:
         return self.add_turns(cid, [(turn, reply)], owner=owner)[0]
 
-    def add_turns(self, cid: str, turns: list[tuple[Turn, Reply | None]], *, owner: str,
-                  checks: list[dict | None] | None = None) -> list[int]:
+    def add_turns(self, cid: str, turns: list[tuple[Turn, Reply | None]], *, owner: str) -> list[int]:
         """Append turns (a user message and its reply) in one transaction: both are stored or
         neither. Exactly once: the write carries a key, so an attempt retried after its commit
-        went through (the connection dropped before the acknowledgement) finds its rows.
-        `checks`, one per turn or None: what the app judged about each (see `put_checks`)."""
-        checks = checks or [None] * len(turns)
-        if len(checks) != len(turns):
-            raise ValueError(f"{len(checks)} checks for {len(turns)} turns")
+        went through (the connection dropped before the acknowledgement) finds its rows."""
         for turn, _ in turns:
             if turn.role == "user":
                 check_message_length(turn.text)  # the page checks first; this guards every other caller
@@ -222,8 +217,7 @@ class Store:
             rows = [dict(conversation_id=cid, idx=start + k, role=turn.role, text=turn.text,
                          turn_id=turn.turn_id or f"S{turn.session}:{start + k}", session=turn.session, speaker=turn.speaker,
                          date=turn.date, reply=json.dumps(reply.to_dict()) if reply else None, created_at=now,
-                         write_key=f"{key}:{k}", checks=json.dumps(check) if check else None)
-                    for k, ((turn, reply), check) in enumerate(zip(turns, checks))]
+                         write_key=f"{key}:{k}") for k, (turn, reply) in enumerate(turns)]
             c.execute(insert(T), rows)
             c.execute(update(C).where(C.c.id == cid).values(updated_at=now))
             return [r["idx"] for r in rows]

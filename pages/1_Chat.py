@@ -136,14 +136,18 @@ if query:
         replies.render_details(reply, key=f"{cid}:new")
         badge_slot = st.empty()
     user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
-    judged = consistency.judge_reply(dialogue.turns(), reply.text)  # stored with it: no page run or replica judges it again
+    before = dialogue.turns()
     bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
-    store.add_turns(cid, [(user_turn, None), (bot_turn, reply)], owner=me, checks=[None, judged])  # one transaction: both or neither
+    stored_at = store.add_turns(cid, [(user_turn, None), (bot_turn, reply)], owner=me)  # one transaction: both or neither
     conversations.remember_method(store, infos.get(cid), cid, method_name, owner=me)
+    stop_slot.empty()  # the reply is saved: nothing left to stop
+    # Judged once, after the turns are safe, and stored with the reply: no later run, replica or tab judges it again.
+    judged = consistency.judge_reply(before, reply.text)
+    if judged is not None:
+        store.put_checks(cid, {stored_at[1]: judged}, owner=me)
     # The reply is on screen first; memory maintenance and saving happen while it is read.
     method.observe(user_turn)
     method.observe(bot_turn)
-    stop_slot.empty()  # the reply is written and saved: nothing left to stop
     if not created:  # the page is already what a rerun would draw; a second run would cost a replica as much again
         with badge_slot.container():
             consistency.render(consistency.judgement_of(judged))

@@ -176,12 +176,14 @@ def test_core_refuses_an_oversized_user_turn(db_url):
 
 
 def test_checks_are_stored_with_turns_merged_and_copied(two_owners):
-    """A reply's judgement (checks) round-trips on both back-ends: written with the turns, merged
-    by put_checks (other keys kept), carried by a copy; Bob's forged checks never land."""
+    """A reply's judgement (checks) round-trips on both back-ends: stored by put_checks, merged
+    (other keys kept), carried by a copy; Bob's forged checks never land."""
     store, cid = two_owners
     nli = {"nli": {"probs": {"entailment": 0.7, "neutral": 0.2, "contradiction": 0.1}, "model": "m"}}
     store.add_turns(cid, [(Turn("user", "And now?"), None), (Turn("assistant", "Still Alice."), Reply("Still Alice.", "base", "m"))],
-                    owner=ALICE, checks=[None, nli])
+                    owner=ALICE)
+    assert [t.checks for t in store.turns(cid, owner=ALICE)] == [{}, {}, {}, {}]
+    store.put_checks(cid, {3: nli}, owner=ALICE)
     assert [t.checks for t in store.turns(cid, owner=ALICE)] == [{}, {}, {}, nli]
     store.put_checks(cid, {1: nli, 3: {"other": 1}}, owner=ALICE)
     assert [t.checks for t in store.turns(cid, owner=ALICE)] == [{}, nli, {}, {**nli, "other": 1}]
@@ -190,5 +192,3 @@ def test_checks_are_stored_with_turns_merged_and_copied(two_owners):
     with pytest.raises(KeyError):
         store.put_checks(cid, {1: {"nli": {"forged": True}}}, owner=BOB)
     assert store.turns(cid, owner=ALICE)[1].checks == nli
-    with pytest.raises(ValueError, match="1 checks for 2 turns"):
-        store.add_turns(cid, [(Turn("user", "a"), None), (Turn("assistant", "b"), None)], owner=ALICE, checks=[None])

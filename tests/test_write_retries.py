@@ -30,7 +30,8 @@ def test_chat_store_writes_survive_a_retry_after_commit(db_url, twice):
     store = Store(db_url)
     cid = store.create_conversation("Retry", method="base", owner=ME)
     store.add_turns(cid, [(Turn("user", "Hi, I am Ana."), None), (Turn("assistant", "Hi Ana."), Reply("Hi Ana.", "base", "m"))],
-                    owner=ME, checks=[None, {"nli": {"model": "m"}}])
+                    owner=ME)
+    store.put_checks(cid, {1: {"nli": {"model": "m"}}}, owner=ME)
     store.put_checks(cid, {1: {"other": 1}}, owner=ME)
     store.put_artifact(cid, "method:dsm", b"graph", owner=ME)
     store.update_conversation(cid, title="Renamed", owner=ME)
