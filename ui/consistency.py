@@ -29,8 +29,12 @@ def judge_reply(before: list[Turn], text: str) -> dict | None:
         scorer = resources.nli_scorer()
     except MissingResource:
         return None
-    judgement = scorer.judge(history_lines(before[-CONTEXT_TURNS:]), text)
-    return {"nli": {**judgement.to_dict(), "model": scorer.name}}
+    return _checks(scorer.judge(history_lines(before[-CONTEXT_TURNS:]), text), scorer.name)
+
+
+def _checks(judgement: NLIJudgement, model: str) -> dict:
+    """What a turn keeps of its judgement: the judgement and the model that made it."""
+    return {"nli": {**judgement.to_dict(), "model": model}}
 
 
 def judgement_of(checks: dict | None) -> NLIJudgement | None:
@@ -72,8 +76,7 @@ def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, j
         for (key, _, _), judgement in zip(todo, judged):
             memo[key] = judgement
         if store is not None and todo:
-            store.put_checks(cid, {key[1]: {"nli": {**j.to_dict(), "model": scorer.name}} for (key, _, _), j in zip(todo, judged)},
-                             owner=owner)
+            store.put_checks(cid, {key[1]: _checks(j, scorer.name) for (key, _, _), j in zip(todo, judged)}, owner=owner)
     return {s.index: memo[(cid, s.index, s.turn.text)] for s in stored
             if s.index >= show_from and (cid, s.index, s.turn.text) in memo}
 
