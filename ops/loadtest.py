@@ -277,18 +277,16 @@ def pg_stats(db_url: str) -> dict:
 
 
 def process_figures(pids: list[int]) -> dict:
-    """RSS (MB) and CPU seconds of each replica (psutil)."""
+    """RSS (MB) of each replica (psutil); their CPU time is in `cpu_by_part`."""
     import psutil
 
     out = []
     for pid in pids:
         try:
-            p = psutil.Process(pid)
-            cpu = p.cpu_times()
-            out.append({"pid": pid, "rss_mb": round(p.memory_info().rss / 2**20, 1), "cpu_s": round(cpu.user + cpu.system, 2)})
+            out.append({"pid": pid, "rss_mb": round(psutil.Process(pid).memory_info().rss / 2**20, 1)})
         except psutil.NoSuchProcess:
             pass
-    return {"replicas": out, "rss_mb": round(sum(o["rss_mb"] for o in out), 1), "cpu_s": round(sum(o["cpu_s"] for o in out), 2)}
+    return {"replicas": out, "rss_mb": round(sum(o["rss_mb"] for o in out), 1)}
 
 
 def cpu_by_part(replica_pids: list[int]) -> dict:
@@ -374,7 +372,8 @@ def measure(args) -> dict:
     messages = max(1, counts["acknowledged"])
     single_p95, p95 = percentile(solo.timings, 95), percentile(timings, 95)
     db_delta = {k: after_db[k] - before_db[k] for k in after_db}
-    cpu_s = after_proc["cpu_s"] - before_proc["cpu_s"] if not args.faults else None  # a restarted replica resets its clock
+    # the N-session phase: where the CPU went (not the replicas' with --faults: a killed one takes its clock along)
+    cpu_s = {k: None if args.faults and k == "replicas" else cpu_after[k] - cpu_before[k] for k in cpu_after}
     summary = {
         "date": time.strftime("%Y-%m-%d"), "command": "python -m core loadtest " + " ".join(sys.argv[1:]),
         "code_version": code_version(),
@@ -391,10 +390,8 @@ def measure(args) -> dict:
         "history_checks_passed": sum(u.history_ok for u in users), "isolation": isolation,
         "db_per_message": {k: round(v / messages, 2) for k, v in db_delta.items()},
         "llm_requests_per_message": round(llm_requests / messages, 2),
-        "app_cpu_s_per_message": round(cpu_s / messages, 3) if cpu_s is not None else None,
-        # the N-session phase: where the CPU went (not the replicas' with --faults: a killed one takes its clock along)
-        "cpu_s_during_run": {k: round(cpu_after[k] - cpu_before[k], 1) if not (args.faults and k == "replicas") else None
-                             for k in cpu_after},
+        "app_cpu_s_per_message": round(cpu_s["replicas"] / messages, 3) if cpu_s["replicas"] is not None else None,
+        "cpu_s_during_run": {k: None if v is None else round(v, 1) for k, v in cpu_s.items()},
         "cores": os.cpu_count(),
         "replica_rss_mb": {"warm": before_proc["rss_mb"], "peak": peak.get("rss_mb"), "end": after_proc["rss_mb"]},
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
