@@ -136,8 +136,9 @@ class RetrieverSource(Source):
         self.turns_by_id: dict[str, Turn] = {}
 
     def prepare(self, dialogue: Dialogue) -> None:
-        self.turns_by_id = {t.turn_id: t for t in dialogue.turns()}
         self.retriever.index(dialogue)
+        # the turns as the method's memory shows them (SGMem: relative times resolved)
+        self.turns_by_id = {t.turn_id: self.retriever.stored_turn(t) for t in dialogue.turns()}
 
     def pieces(self, query: str, budget: int) -> list[Piece]:
         # enough chunks to fill the budget even with short turns (about 8 tokens is a short turn)

@@ -138,6 +138,11 @@ class Retriever(ABC):
         """Memory held by the index structures (vectors, graph, sparse matrices), when known."""
         return None
 
+    def stored_turn(self, turn: Turn) -> Turn:
+        """`turn` as this memory shows it to a reader (a memory may rewrite what it stores, e.g.
+        resolve "yesterday" to a date); plain chunk retrievers store turns as said."""
+        return turn
+
 
 def retrieved_turn_ids(evidence: Iterable[Evidence]) -> list[str]:
     """Turn ids covered by the dialogue chunks among `evidence`, in rank order, without repeats."""
