@@ -55,6 +55,10 @@ class SGMemConfig:
     # score (both min-max normalised over every chunk of the level; unreached chunks score 0 on the
     # graph side). 0 = off: chunks ranked by the graph alone.
     chunk_bm25: float = 0.0
+    # Time anchoring (core.timeref; not in the paper): the memory shows each turn with its relative
+    # time expressions resolved against the session date ("yesterday (7 May 2023)"). Only what the
+    # reader sees changes: sentences are embedded and searched as they were said.
+    anchor_time: bool = True
     recent_turns: int = 2  # chat: the latest turns always go into the prompt
     memory_generation: MemoryGenerationSettings = MemoryGenerationSettings()
     generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.7, max_tokens=300))

@@ -17,7 +17,7 @@ normalised): whole-session word overlap is what BM25 wins on at the session leve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
 
@@ -29,10 +29,11 @@ from core.methods.sgmem.graph import SentenceGraph
 from core.methods.sgmem.memory import GeneratedMemory, MemoryProvider, MemoryTables
 from core.resources import Embedder
 from core.retrieval import level_spec
-from core.retrieval.base import LEVEL_LETTER, ChunkTracker, Retriever
+from core.retrieval.base import LEVEL_LETTER, Chunk, ChunkTracker, Retriever
 from core.retrieval.fusion import fuse, minmax, top_ids
 from core.retrieval.sparse import SparseIndex
 from core.text import split_sentences
+from core.timeref import anchor_turn
 from core.vectors import VectorIndex
 
 
@@ -75,12 +76,14 @@ class SGMemRetriever(Retriever):
         self.tracker = ChunkTracker()
         self.memory = MemoryTables(self.embedder)
         self.turns: list[Turn] = []
+        self.shown: dict[str, Turn] = {}  # turn id -> the turn as the memory shows it (time anchored)
         self._chunk_sparse: tuple[tuple, SparseIndex] | None = None  # ((turns covered, level), BM25 over chunk texts)
 
     def settings(self) -> dict:
         c = self.config
         out = {"k": c.knn_k, "h": c.hops, "n": c.max_sentences, "gamma": c.gamma, "K": c.top_k,
-               "epsilon": c.epsilon, "chunk_level": c.chunk_level, "memory": c.memory, "aggregate": c.aggregate}
+               "epsilon": c.epsilon, "chunk_level": c.chunk_level, "memory": c.memory, "aggregate": c.aggregate,
+               "anchor_time": c.anchor_time}
         if c.hybrid:
             out.update(gamma=None, fusion=c.hybrid.describe(), chunk_bm25=c.chunk_bm25)
         return out
@@ -109,6 +112,10 @@ class SGMemRetriever(Retriever):
         for turn in turns:
             ids = self.tracker.add(turn)
             self.turns.append(turn)
+            if self.config.anchor_time:
+                shown = anchor_turn(turn)
+                if shown is not turn:
+                    self.shown[turn.turn_id] = shown
             who = turn.speaker or turn.role.capitalize()
             for sentence in sentences_of(turn.text):
                 texts.append(sentence)
@@ -143,7 +150,7 @@ class SGMemRetriever(Retriever):
         seeds, reached, sims = self.nodes(query, q)
         chunk_scores = self._rank_chunks(reached, sims, query)
         chunks = tuple(
-            self.tracker.chunk(c.chunk_level, cid).evidence(score, sentences=self._chunk_sentences(cid, reached))
+            self.shown_chunk(cid).evidence(score, sentences=self._chunk_sentences(cid, reached))
             for cid, score in chunk_scores[:k]
         )
         return SGMemHits(
@@ -154,6 +161,14 @@ class SGMemRetriever(Retriever):
             chunks=chunks,
             memories=tuple(self.memory.search(q, k, c.epsilon)),
         )
+
+    def stored_turn(self, turn: Turn) -> Turn:
+        return self.shown.get(turn.turn_id, turn)
+
+    def shown_chunk(self, cid: str) -> Chunk:
+        """A chunk as the reader sees it: its turns time anchored (ranking used the turns as said)."""
+        chunk = self.tracker.chunk(self.config.chunk_level, cid)
+        return replace(chunk, turns=tuple(self.stored_turn(t) for t in chunk.turns)) if self.shown else chunk
 
     def nodes(self, query: str, q: np.ndarray) -> tuple[list[int], set[int], dict[int, float]]:
         """Steps 1-2: the seed sentences C_q (best first), C* and a score for each sentence of C*
@@ -215,7 +230,6 @@ def make_sgmem(spec: str, context) -> SGMemRetriever:
     """`sgmem-<level><memory>[+h]`; hyper-parameters from context.options["sgmem"] (default:
     LoCoMo's), and for `+h` from context.options["sgmem+h"] (default: HYBRID_DEFAULTS); either
     one SGMemConfig or a dict chunk level -> SGMemConfig."""
-    from dataclasses import replace
 
     from core.methods.sgmem.config import HYBRID_DEFAULTS, LOCOMO_DEFAULTS
 
