@@ -343,3 +343,15 @@ def test_ranked_layout_puts_the_best_piece_last_with_its_date():
     assert ranked == ['[8 May, 2023] Bob said, "Nice weather."', '[9 May, 2023] Ann said, "I adopted a cat."']
     assert render([a, b]).splitlines() == ["DATE: 8 May, 2023", 'Bob said, "Nice weather."', "DATE: 9 May, 2023",
                                            'Ann said, "I adopted a cat."']
+
+
+def test_sgmem_context_shows_its_time_anchored_memory_and_plain_rag_the_turns_as_said(tmp_path):
+    """The reader sees each turn as the method's memory keeps it (Retriever.stored_turn)."""
+    from core.eval import read_run
+    from core.llm.fake import ScriptedLLM
+
+    _run(tmp_path, ScriptedLLM(_reader_by_question), ["rag-t", "sgmem-t"], budget=60)
+    _, items = read_run(tmp_path / "out")
+    cat = {i["method"]: i["context"] for i in items if i["question_id"] == "conv-1#0"}
+    assert "I adopted a cat named Pixel last week (the week before 8 May 2023)." in cat["sgmem-t"]
+    assert "I adopted a cat named Pixel last week." in cat["rag-t"]
