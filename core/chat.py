@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn, chat_day
 from core.methods import Method, ReplyStream, Toolkit, create_method
 
 
@@ -57,8 +57,10 @@ def read_script(path: str | Path) -> list[ScriptStep]:
 class ChatSession:
     """One method's conversations, one after another: what the Chat page does, without a page."""
 
-    def __init__(self, method_name: str, tools: Toolkit, config=None, max_tokens: int = 0) -> None:
+    def __init__(self, method_name: str, tools: Toolkit, config=None, max_tokens: int = 0,
+                 today: Callable[[], str] = chat_day) -> None:
         self.method_name = method_name
+        self.today = today  # the date each turn is said on, as the Chat page gives it
         self.tools = tools
         self.config = config
         self.max_tokens = max_tokens  # bound on each reply (0 = the method's own setting)
@@ -90,7 +92,8 @@ class ChatSession:
         reply = self.method.respond_streaming(self.dialogue, text, stream)
         seconds = time.perf_counter() - t0
         session = self.dialogue.next_session
-        for turn in (Turn(USER, text, session=session), Turn(ASSISTANT, reply.text, session=session)):
+        day = self.today()
+        for turn in (Turn(USER, text, session=session, date=day), Turn(ASSISTANT, reply.text, session=session, date=day)):
             self.method.observe(self.dialogue.add(turn))
         self.method.wait()  # memory is up to date before the next message, as in the app
         record = {

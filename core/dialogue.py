@@ -8,10 +8,17 @@ timings. Traces are data, never HTML: the UI renders them.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
 USER, ASSISTANT = "user", "assistant"
+
+
+def chat_day() -> str:
+    """The day a chat turn is said (ISO, the server's clock). Chat turns carry it as their date, so
+    a memory can resolve "yesterday" against it (core.timeref)."""
+    return datetime.date.today().isoformat()
 
 
 @dataclass(frozen=True)

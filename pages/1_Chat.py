@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.dialogue import ASSISTANT, USER, Turn
+from core.dialogue import ASSISTANT, USER, Turn, chat_day
 from core.limits import InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, create_method, method_class
@@ -135,9 +135,10 @@ if query:
             st.markdown(safe.literal(reply.text))
         replies.render_details(reply, key=f"{cid}:new")
         badge_slot = st.empty()
-    user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session))
+    day = chat_day()  # the turns' date: a memory resolves "yesterday" against it
+    user_turn = dialogue.add(Turn(USER, query, session=dialogue.next_session, date=day))
     before = dialogue.turns()
-    bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session))
+    bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session, date=day))
     stored_at = store.add_turns(cid, [(user_turn, None), (bot_turn, reply)], owner=me)  # one transaction: both or neither
     conversations.remember_method(store, infos.get(cid), cid, method_name, owner=me)
     stop_slot.empty()  # the reply is saved: nothing left to stop

@@ -84,3 +84,15 @@ def test_the_command_refuses_a_bad_script_before_loading_anything(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "core", "chat", "--script", _write(tmp_path, ["{oops"])],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "not JSON" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_chat_turns_carry_their_day_and_sgmem_resolves_yesterday_against_it():
+    """A chat turn is dated the day it is said, so SGMem's memory shows 'yesterday' as a date."""
+    from core.resources import HashingEmbedder
+
+    session = ChatSession("sgmem", Toolkit(llm=ScriptedLLM(lambda messages: "Noted."), embedder=HashingEmbedder(256)),
+                          today=lambda: "2026-11-26")
+    session.send("I adopted a dog named Rex yesterday.")
+    assert {t.date for t in session.dialogue.turns()} == {"2026-11-26"}
+    record = session.send("When did I adopt my dog Rex?")
+    assert any("yesterday (25 November 2026)" in e["text"] for e in record["evidence"]), record["evidence"]
