@@ -12,7 +12,7 @@ What is resolved, and how precisely, follows what the expression says and no mor
   "next Monday") -> "the week before 8 May 2023", "the Friday before 8 May 2023": which Friday
   "last Friday" means is not fixed by the words, so the anchor says it relative to the date;
 - a month or year ("last month", "next year", "two years ago") -> "April 2023", "2021";
-- weeks ago ("two weeks ago") -> "two weeks before 8 May 2023";
+- weeks ago ("two weeks ago") -> "2 weeks before 8 May 2023";
 - vague amounts ("a few days ago", "recently", "the other day") are left as they are.
 """
 
