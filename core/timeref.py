@@ -26,10 +26,9 @@ from functools import lru_cache
 from dateutil import parser as date_parser
 
 from core.dialogue import Turn
+from core.text import NUMBER_WORDS, WEEKDAYS
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-          "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+COUNTS = {"a": 1, "an": 1, **{w: n for w, n in NUMBER_WORDS.items() if n > 0}}  # "a week ago", "twenty years ago"
 _COUNT = r"(\d{1,2}|" + "|".join(COUNTS) + r")"
 _WEEKDAY = "(" + "|".join(WEEKDAYS) + ")"
 _BEFORE = r"(?:last|this past|past)"

@@ -10,7 +10,7 @@ my 5th project"), so the two counts land on one Quantity node and its functional
 from __future__ import annotations
 
 from core.methods.dsmart.vocab import DSM
-from core.text import NUMBER_WORDS, ORDINAL_WORDS  # noqa: F401  (the package's one table, read here as lx.*)
+from core.text import NUMBER_WORDS, ORDINAL_WORDS, WEEKDAYS  # noqa: F401  (the package's one table, read here as lx.*)
 
 PERSON_NOUNS = frozenset(
     "person man woman boy girl friend sister brother mother father mom dad parent son daughter wife husband "
@@ -50,7 +50,6 @@ MEASURE_UNITS = frozenset("pound kilogram kg lb mile kilometer km meter foot inc
 # (the verb that measures it, the noun it is)
 MEASURE_OF = {**dict.fromkeys("pound kilogram kg lb kilo stone".split(), ("weigh", "weight")),
               **dict.fromkeys("centimeter cm".split(), ("measure", "height"))}
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "weekly" / "daily": the frequency words that stand alone
 FREQUENCY_ADVERBS = {"daily": "every day", "weekly": "every week", "monthly": "every month", "yearly": "every year",
                      "annually": "every year", "nightly": "every night", "biweekly": "every other week"}
