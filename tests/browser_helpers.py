@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+# The consistency badge's "CS 0.91". Case-sensitive and with its digits: get_by_text("CS ") is a
+# case-insensitive substring, so a reply saying "topics ..." in a collapsed expander matched first
+# and was waited on as hidden for 240 s (CI, stop 37).
+CS_BADGE = re.compile(r"\bCS \d\.\d\d\b")
+
 
 def chat_once(page, app_server: str, method_option: str, message: str):
     """Open Chat, pick `method_option` (the method picker's text, e.g. "dsm — ..."), send `message`
@@ -19,5 +26,5 @@ def chat_once(page, app_server: str, method_option: str, message: str):
     # the local model answers; the box appears before its text streams in
     expect(reply).to_contain_text(method_option.split(" — ")[0] + " ·", timeout=180_000)
     # The consistency line is drawn by the rerun that follows saving the memory.
-    reply.get_by_text("CS ").first.wait_for(timeout=120_000)
+    reply.get_by_text(CS_BADGE).first.wait_for(timeout=120_000)
     return page.get_by_test_id("stChatMessage").nth(1)

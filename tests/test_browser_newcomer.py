@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.app_process import AppProcess
+from tests.browser_helpers import CS_BADGE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -41,12 +42,12 @@ def test_a_newcomer_s_first_minutes(app, page):
     expect(page.get_by_text("the remaining 1 were cut").first).to_be_visible(timeout=30_000)
     reply = page.get_by_test_id("stChatMessage").nth(1)
     expect(reply).to_contain_text("base ·", timeout=420_000)
-    reply.get_by_text("CS ").first.wait_for(timeout=120_000)  # the rerun after saving
+    reply.get_by_text(CS_BADGE).first.wait_for(timeout=120_000)  # the rerun after saving
     page.get_by_test_id("stChatInputTextArea").fill("Where do I live?")
     page.get_by_test_id("stChatInputTextArea").press("Enter")
     expect(page.get_by_test_id("stChatMessage").nth(3)).to_contain_text("base ·", timeout=420_000)
     # presence, not speed: the full suite once left it unshown after 120 s on 2 busy cores, shown on a rerun
-    page.get_by_test_id("stChatMessage").nth(3).get_by_text("CS ").first.wait_for(timeout=240_000)
+    page.get_by_test_id("stChatMessage").nth(3).get_by_text(CS_BADGE).first.wait_for(timeout=240_000)
 
     page.reload()  # a new session: the conversation is reopened, not "— new —"
     messages = page.get_by_test_id("stChatMessage")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import chat_once
+from browser_helpers import CS_BADGE, chat_once
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,7 +34,7 @@ def test_paper_method_shows_progress_then_answers(app_server, page, method):
     # the status box shows what the method does (working, then the tree) before any answer text
     expect(reply).to_contain_text(re.compile(r"is working|tree \d+%"), timeout=60_000)
     expect(reply).to_contain_text(f"{method} ·", timeout=180_000)  # the answer, with its details line
-    reply.get_by_text("CS ").first.wait_for(timeout=120_000)  # saved, and redrawn from the store
+    reply.get_by_text(CS_BADGE).first.wait_for(timeout=120_000)  # saved, and redrawn from the store
     assert page.get_by_test_id("stChatMessage").nth(1).get_by_test_id("stMarkdownContainer").first.inner_text().strip()
 
 

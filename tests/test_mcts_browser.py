@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser_helpers import CS_BADGE
 from tests.mcts_helpers import write_kb
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -63,7 +64,7 @@ def test_mcts_chat_reply_shows_knowledge_and_trees(app_server, page, kb_file):
     reply = page.get_by_test_id("stChatMessage").nth(1)
     # KB build (30 sentences), the reasoner's 11 completions and the answer, all on 2 cores
     expect(reply).to_contain_text("mcts ·", timeout=480_000)
-    reply.get_by_text("CS ").first.wait_for(timeout=120_000)
+    reply.get_by_text(CS_BADGE).first.wait_for(timeout=120_000)
     reply = page.get_by_test_id("stChatMessage").nth(1)
     assert reply.get_by_test_id("stMarkdownContainer").first.inner_text().strip()
     reply.get_by_text("Evidence, timings and trace").click()
