@@ -77,7 +77,6 @@ def test_pack_keeps_rank_order_until_the_budget_overflows():
     assert pack(pieces, 1000) == (pieces, False)
 
 
-# -- judge ---------------------------------------------------------------------------------------------
 def test_locomo_qa_default_methods_are_the_bars_and_few():
     """The default run is what the bar measures: base, rag-t and a memory method, and at most three
     methods that answer (each costs ~3 s a question on 2 cores; 150 questions in 40 minutes)."""
@@ -89,6 +88,7 @@ def test_locomo_qa_default_methods_are_the_bars_and_few():
     assert len(answering) <= 3
 
 
+# -- judge ---------------------------------------------------------------------------------------------
 def test_judge_prompts_are_the_published_ones_per_type():
     j = judge_prompt(JudgeCase("When?", "7 May 2023", "May 7th"))
     assert "CORRECT" in j and "Gold answer: 7 May 2023" in j and "Generated answer: May 7th" in j
