@@ -35,9 +35,8 @@ def answer_recall(context: str, gold: str) -> float:
 class SentenceSource:
     """An SGMem source whose turns show only their reached sentences (whole turn when none)."""
 
-    def __init__(self, inner, skip: bool = False) -> None:
-        self.inner, self.name = inner, inner.name + "/sent" + ("/skip" if skip else "")
-        self.skip = skip
+    def __init__(self, inner) -> None:
+        self.inner, self.name = inner, inner.name + "/sent"
 
     def prepare(self, dialogue) -> None:
         self.inner.prepare(dialogue)
@@ -45,26 +44,19 @@ class SentenceSource:
     def pieces(self, query: str, budget: int):
         from dataclasses import replace
 
-        from core.benchmarks.qa_sources import turn_piece
+        from core.benchmarks.qa_sources import pieces_of
         from core.timeref import anchor_turn
 
         r = self.inner.retriever
-        k = max(5, min(200, budget // 8))
-        out, seen = [], set()
-        for e in r.retrieve(query, k):
-            sids = e.meta.get("sentences") or []
+        evidence = r.retrieve(query, max(5, min(200, budget // 8)))  # as RetrieverSource.pieces asks
+        cut = {}
+        for e in evidence:
             for tid in e.meta.get("turn_ids", ()):
-                if tid in seen or tid not in self.inner.turns_by_id:
-                    continue
-                seen.add(tid)
-                mine = [i for i in sids if r.graph.nodes[i].turn_id == tid]
-                turn = self.inner.turns_by_id[tid]
-                if mine:
-                    raw = next(t for t in r.turns if t.turn_id == tid)
+                mine = [i for i in e.meta.get("sentences") or () if r.graph.nodes[i].turn_id == tid]
+                if mine and tid in self.inner.turns_by_id and tid not in cut:
                     text = " ... ".join(r.graph.nodes[i].text for i in sorted(mine))
-                    turn = anchor_turn(replace(raw, text=text))
-                out.append(turn_piece(turn))
-        return out
+                    cut[tid] = anchor_turn(replace(self.inner.turns_by_id[tid], text=text))  # same date and speaker
+        return pieces_of(evidence, {**self.inner.turns_by_id, **cut})
 
 
 def pack_skip(pieces, budget):
