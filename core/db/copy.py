@@ -34,9 +34,10 @@ def copy_database(source: Database, target: Database) -> dict:
                 while rows := result.fetchmany(BATCH):
                     dst.execute(insert(table), [dict(r._mapping) for r in rows])
                     copied[table.name] += len(rows)
-        if dst.dialect.name == "postgresql":  # the history's serial continues after the copied numbers
-            dst.exec_driver_sql("SELECT setval(pg_get_serial_sequence('annotation_label_history', 'seq'), "
-                                "COALESCE((SELECT MAX(seq) FROM annotation_label_history), 0) + 1, false)")
+        if dst.dialect.name == "postgresql":  # each history's serial continues after the copied numbers
+            for history in (t.name for t in COPY_ORDER if "seq" in t.c):
+                dst.exec_driver_sql(f"SELECT setval(pg_get_serial_sequence('{history}', 'seq'), "
+                                    f"COALESCE((SELECT MAX(seq) FROM {history}), 0) + 1, false)")
         return copied
 
     copied = target.write(run)

@@ -138,13 +138,43 @@ annotation_adjudications = Table(
     ForeignKeyConstraint(["task_id", "item_id"], ["annotation_items.task_id", "annotation_items.item_id"], ondelete="CASCADE"),
 )
 
+# Blind votes on side-by-side replies (core/votes): one current vote per owner per turn, every vote
+# ever given also in the history. `conversation` is a conversation id or a scripted comparison's id
+# (no foreign key: a comparison written by `python -m core compare` has no conversation row).
+_VOTE_COLUMNS = lambda: [  # noqa: E731 (fresh Column objects for each table)
+    Column("owner", Text, nullable=False),
+    Column("conversation", Text, nullable=False),
+    Column("turn", Integer, nullable=False),
+    Column("methods", Text, nullable=False),  # JSON list, in the order the columns were shown
+    Column("winner", Text, nullable=False),  # a method name, "tie", "both_bad" or "all_bad"
+    Column("replies", Text, nullable=False, server_default="[]"),  # JSON list, the replies judged, in shown order
+    Column("measures", Text, nullable=False, server_default="{}"),  # JSON: method -> {"cs", "factscore", "correct"}
+    Column("created_at", Float, nullable=False),
+]
+
+votes = Table(
+    "votes", metadata,
+    *_VOTE_COLUMNS(),
+    PrimaryKeyConstraint("owner", "conversation", "turn"),
+)
+
+vote_history = Table(
+    "vote_history", metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    *_VOTE_COLUMNS(),
+    Column("via", Text, nullable=False, server_default="page"),
+    sqlite_autoincrement=True,
+)
+
 Index("conversations_by_owner", conversations.c.owner, conversations.c.updated_at)
 Index("turns_write_key", turns.c.conversation_id, turns.c.write_key, unique=True)
 Index("annotation_items_order", annotation_items.c.task_id, annotation_items.c.position, unique=True)
 Index("annotation_labels_by_annotator", annotation_labels.c.task_id, annotation_labels.c.annotator)
 Index("annotation_history_by_item", annotation_label_history.c.task_id, annotation_label_history.c.item_id,
       annotation_label_history.c.annotator)
+Index("votes_by_owner", votes.c.owner, votes.c.created_at)
+Index("vote_history_by_turn", vote_history.c.owner, vote_history.c.conversation, vote_history.c.turn)
 
 # Tables in an order that respects foreign keys (for `db copy`).
 COPY_ORDER = [conversations, turns, artifacts, owner_settings, annotation_tasks, annotation_items, annotation_labels,
-              annotation_label_history, annotation_adjudications]
+              annotation_label_history, annotation_adjudications, votes, vote_history]
