@@ -143,6 +143,7 @@ class Reply:
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     llm_calls: int = 0
     cost: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> llm_calls, prompt/completion tokens
+    stopped: bool = False  # cut short (Stop, or another message sent while it was written): `text` is what came
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -158,4 +159,5 @@ class Reply:
             timings=dict(data.get("timings", {})),
             llm_calls=int(data.get("llm_calls", 0)),
             cost={k: dict(v) for k, v in data.get("cost", {}).items()},
+            stopped=bool(data.get("stopped", False)),
         )

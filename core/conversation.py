@@ -1,0 +1,363 @@
+"""One reply round of a stored conversation, the same for every caller: the Chat page, the Memory
+graph page (its memory artifact) and `python -m core chat`.
+
+    service = ConversationService(store, owner, make_method, instances=cache, judge=judge)
+    with service.start(cid, "dsm", "Hi, I live in Lisbon.") as round_:
+        for event in round_.events(max_tokens=256):
+            ...  # MethodProgress, ReplyText, Working, then ReplyStored, then MemorySaved
+
+A round: the method (cached by the caller, per owner, conversation and method) catches up with
+the stored turns and streams its reply; both turns are stored in one transaction, dated by
+`today()`; the reply's consistency is judged once and stored with it; the method observes the two
+turns, its maintenance is waited for and its memory saved. A round left before its turns are
+stored (Stop, another message sent while it was written, a closed page) keeps the user's message
+and the text written so far, marked stopped (`Reply.stopped`); a failure of the LLM backend keeps
+nothing (the page shows the message to copy) and removes a conversation the round created.
+
+The memory artifact (key `memory_key(method)`) is read and written here only: `MAGIC`, a format
+version byte, the number of turns it covers (8 bytes, little-endian), then the method's
+`save_state()`. Artifacts written before the version (the count, then the state) still read.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
+
+from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
+from core.limits import clean_message
+from core.llm import LLMError
+from core.methods import Method, Progress, ReplyStream
+from core.paths import MissingResource
+from core.store import Store
+
+NLI_CONTEXT_TURNS = 100  # history a reply is judged against (the NLI window keeps only its latest chunks)
+MAGIC = b"WBMEMORY"  # never the first 8 bytes of an old artifact: that would be a count of ~6e18 turns
+ARTIFACT_VERSION = 1
+TITLE_CHARS = 48
+JOIN_S = 30.0  # how long a stopped round waits for its reply's worker (cancelled, it ends in moments)
+
+MethodFactory = Callable[[str], Method]  # method name -> a new instance (toolkit and config chosen by the caller)
+ReplyJudge = Callable[[list[Turn], str], "dict | None"]  # (turns before the reply, reply text) -> checks to store
+
+
+# -- the memory artifact -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SavedMemory:
+    observed: int  # turns the memory covers
+    state: bytes  # what the method's save_state() wrote
+    version: int = ARTIFACT_VERSION  # 0: written before the format had a version
+
+
+def memory_key(method_name: str) -> str:
+    """The artifact kind a method's memory is stored under, one per method in a conversation."""
+    return f"method:{method_name}"
+
+
+def pack_memory(observed: int, state: bytes) -> bytes:
+    return MAGIC + bytes([ARTIFACT_VERSION]) + observed.to_bytes(8, "little") + state
+
+
+def unpack_memory(blob: bytes) -> SavedMemory:
+    """Either format; ValueError for an artifact of a newer version than this code reads."""
+    if blob.startswith(MAGIC):
+        version = blob[len(MAGIC)]
+        if version > ARTIFACT_VERSION:
+            raise ValueError(f"memory artifact version {version} is newer than this code reads ({ARTIFACT_VERSION})")
+        head = len(MAGIC) + 1
+        return SavedMemory(int.from_bytes(blob[head:head + 8], "little"), blob[head + 8:], version)
+    return SavedMemory(int.from_bytes(blob[:8], "little"), blob[8:], version=0)
+
+
+def load_memory(store: Store, cid: str, method_name: str, *, owner: str) -> SavedMemory | None:
+    blob = store.get_artifact(cid, memory_key(method_name), owner=owner)
+    return None if blob is None else unpack_memory(blob)
+
+
+def save_memory(store: Store, cid: str, method_name: str, observed: int, state: bytes, *, owner: str) -> None:
+    store.put_artifact(cid, memory_key(method_name), pack_memory(observed, state), owner=owner)
+
+
+def save_method_memory(store: Store, cid: str, method: Method, *, owner: str) -> bool:
+    """Wait for the method's maintenance, then store its memory if it keeps one worth saving."""
+    method.wait()
+    state = method.save_state()
+    if state is None:
+        return False
+    save_memory(store, cid, method.name, method.observed, state, owner=owner)
+    return True
+
+
+# -- the consistency judgement ------------------------------------------------------------------------
+def checks_of(judgement, model: str) -> dict:
+    """What a turn keeps of its NLI judgement: the judgement and the model that made it."""
+    return {"nli": {**judgement.to_dict(), "model": model}}
+
+
+def judgement_of(checks: dict | None):
+    """The NLIJudgement in a turn's checks (as `judge_consistency` made them), if any."""
+    from core.metrics.nli import NLIJudgement
+
+    nli = (checks or {}).get("nli")
+    return NLIJudgement.from_dict(nli) if nli else None
+
+
+def judge_consistency(scorer_of: Callable[[], object], before: list[Turn], text: str) -> dict | None:
+    """The checks to store with a new reply, against the last NLI_CONTEXT_TURNS turns before it;
+    None (nothing stored) when the NLI model is missing. `scorer_of` gives the (shared) scorer."""
+    from core.metrics.nli import history_lines
+
+    try:
+        scorer = scorer_of()
+    except MissingResource:
+        return None
+    return checks_of(scorer.judge(history_lines(before[-NLI_CONTEXT_TURNS:]), text), scorer.name)
+
+
+# -- events of a round ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MethodProgress:
+    """What the method is doing before its text comes (its partial trace in `progress.trace`)."""
+
+    progress: Progress
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class ReplyText:
+    piece: str
+
+
+@dataclass(frozen=True)
+class Working:
+    """Nothing new for a while: a caller may update its clock (and notice it was stopped)."""
+
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class ReplyStored:
+    conversation_id: str
+    reply: Reply
+    user_index: int  # the stored turns' indices
+    reply_index: int
+    checks: dict | None  # the judgement stored with the reply, if any
+    streamed: bool  # whether its text came as ReplyText pieces
+    seconds: float  # from the round's start to the finished reply
+
+
+@dataclass(frozen=True)
+class MemorySaved:
+    conversation_id: str
+    method_name: str
+    observed: int
+    saved: bool  # False: the method keeps no memory worth saving (it is rebuilt from the turns)
+
+
+RoundEvent = MethodProgress | ReplyText | Working | ReplyStored | MemorySaved
+
+
+@dataclass
+class PendingRound:
+    """A sent message whose round is not finished: what to keep if it never is. A caller may hold
+    it across runs (the page's session) and hand it to `ConversationService.keep` on the next."""
+
+    conversation_id: str
+    method_name: str
+    message: str
+    partial: str = ""  # the reply's text so far
+    model: str = ""
+    kept: bool = False  # its turns are stored (finished, or kept as stopped)
+
+
+# -- the service ----------------------------------------------------------------------------------------
+class ConversationService:
+    """An owner's conversations in `store`. `make_method(name)` builds a method instance; instances
+    are kept in `instances` (the caller's per-session mapping) under `instance_key(cid, name)`,
+    and rebuilt from the saved memory when `is_current(instance)` is False (new backend settings)."""
+
+    def __init__(self, store: Store, owner: str, make_method: MethodFactory, *,
+                 instances: MutableMapping | None = None, judge: ReplyJudge | None = None,
+                 today: Callable[[], str] = chat_day, is_current: Callable[[Method], bool] = lambda method: True) -> None:
+        self.store, self.owner = store, owner
+        self.make_method = make_method
+        self.instances = instances if instances is not None else {}
+        self.judge = judge
+        self.today = today
+        self.is_current = is_current
+
+    @staticmethod
+    def instance_key(cid: str, method_name: str) -> str:
+        return f"method:{cid}:{method_name}"
+
+    def method(self, cid: str, method_name: str) -> Method:
+        """The cached instance for this conversation and method, restored from its saved memory
+        when it is new (the turns after that are observed by the next round's sync)."""
+        key = self.instance_key(cid, method_name)
+        method = self.instances.get(key)
+        if method is None or not self.is_current(method):
+            method = self.make_method(method_name)
+            saved = load_memory(self.store, cid, method_name, owner=self.owner)
+            if saved is not None:
+                method.load_state(saved.state, saved.observed)
+            self.instances[key] = method
+        return method
+
+    def start(self, cid: str | None, method_name: str, message: str, *, title: str | None = None) -> "ReplyRound":
+        """A round for `message` (checked and trimmed; InvalidMessage when empty or too long) in
+        conversation `cid`, created first when None. Use it as a context manager and iterate
+        `events()`; the conversation id is known at once (`round.conversation_id`)."""
+        message = clean_message(message)
+        created = cid is None
+        if created:
+            cid = self.store.create_conversation(title=title or message[:TITLE_CHARS], method=method_name, owner=self.owner)
+        return ReplyRound(self, PendingRound(cid, method_name, message), created)
+
+    def keep(self, pending: PendingRound) -> list[int]:
+        """Store an unfinished round: the user's message and the partial reply, marked stopped (no
+        judgement: the reply is not what the method would say). Nothing when already kept."""
+        if pending.kept:
+            return []
+        day = self.today()
+        dialogue = self.store.dialogue(pending.conversation_id, owner=self.owner)
+        session = dialogue.next_session
+        reply = Reply(text=pending.partial, method=pending.method_name, model=pending.model, stopped=True)
+        stored = self.store.add_turns(pending.conversation_id, [(Turn(USER, pending.message, session=session, date=day), None),
+                                                                 (Turn(ASSISTANT, pending.partial, session=session, date=day), reply)],
+                                      owner=self.owner)
+        pending.kept = True
+        self._remember_method(pending.conversation_id, pending.method_name)
+        return stored
+
+    def _remember_method(self, cid: str, method_name: str) -> None:
+        """Record the method a conversation was last continued with, so reopening it picks that one."""
+        if self.store.conversation(cid, owner=self.owner).method != method_name:
+            self.store.update_conversation(cid, owner=self.owner, method=method_name)
+
+
+@dataclass
+class _Outcome:
+    reply: Reply | None = None
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class ReplyRound:
+    """One message and its reply. Leaving the `with` block before `ReplyStored` (an exception in
+    the caller, e.g. Streamlit stopping the run) cancels the reply and keeps the message with the
+    partial reply marked stopped; an LLM failure (LLMError, MissingResource) keeps nothing."""
+
+    def __init__(self, service: ConversationService, pending: PendingRound, created: bool) -> None:
+        self.service = service
+        self.pending = pending
+        self.created = created  # the round made the conversation (removed again if the backend fails)
+        self.cancel = threading.Event()
+        self._items: queue.Queue = queue.Queue()
+        self._worker: threading.Thread | None = None
+
+    @property
+    def conversation_id(self) -> str:
+        return self.pending.conversation_id
+
+    @property
+    def method_name(self) -> str:
+        return self.pending.method_name
+
+    def __enter__(self) -> "ReplyRound":
+        return self
+
+    def __exit__(self, kind, err, tb) -> bool:
+        self._stop()
+        if kind is not None and not self.pending.kept:
+            if issubclass(kind, (LLMError, MissingResource)):
+                self.discard()
+            else:
+                self.service.keep(self.pending)
+        return False
+
+    def discard(self) -> None:
+        """Keep nothing of this round: remove the conversation it created (left empty)."""
+        if self.created and not self.pending.kept:
+            self.service.store.delete_conversation(self.conversation_id, owner=self.service.owner)
+
+    def _stop(self) -> None:
+        """Cancel the reply's work and collect the text it wrote before it stopped."""
+        self.cancel.set()
+        if self._worker is not None:
+            self._worker.join(JOIN_S)
+        while True:
+            try:
+                item = self._items.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, ReplyText):
+                self.pending.partial += item.piece
+
+    def events(self, max_tokens: int = 0, tick_s: float = 0.5) -> Iterator[RoundEvent]:
+        """The round's events; the method's work runs in a worker thread, so a `Working` event
+        comes at least every `tick_s` seconds while it is quiet."""
+        service, pending = self.service, self.pending
+        started = time.perf_counter()
+        method = service.method(pending.conversation_id, pending.method_name)
+        pending.model = getattr(method.tools.llm, "name", "")
+        dialogue = service.store.dialogue(pending.conversation_id, owner=service.owner)
+        put = self._items.put
+        stream = ReplyStream(sink=lambda piece: put(ReplyText(piece)), cancel=self.cancel, max_tokens=max_tokens,
+                             progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)))
+        outcome = _Outcome()
+
+        def work() -> None:
+            try:
+                method.sync(dialogue)  # turns stored since the memory was saved (a stopped round's, another tab's)
+                outcome.reply = method.respond_streaming(dialogue, pending.message, stream)
+            except BaseException as error:  # handed to the caller's thread and raised there, not hidden
+                outcome.error = error
+            finally:
+                outcome.done.set()
+                put(None)
+
+        self._worker = threading.Thread(target=work, name="reply", daemon=True)
+        self._worker.start()
+        streamed = False
+        while True:
+            try:
+                item = self._items.get(timeout=tick_s)
+            except queue.Empty:
+                yield Working(time.perf_counter() - started)
+                continue
+            if item is None:
+                break
+            if isinstance(item, ReplyText):
+                pending.partial += item.piece
+                streamed = True
+            yield item
+        self._worker.join()
+        if outcome.error is not None:
+            raise outcome.error
+        reply = outcome.reply
+        seconds = time.perf_counter() - started
+        stored, turns = self._store(dialogue, reply, streamed, seconds)
+        yield stored
+        for turn in turns:  # the reply is on screen first; maintenance runs while it is read
+            method.observe(turn)
+        saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
+        yield MemorySaved(pending.conversation_id, pending.method_name, method.observed, saved)
+
+    def _store(self, dialogue, reply: Reply, streamed: bool, seconds: float) -> tuple[ReplyStored, tuple[Turn, Turn]]:
+        """Both turns in one transaction, then the judgement once, stored with the reply."""
+        service, pending = self.service, self.pending
+        day = service.today()  # the turns' date: a memory resolves "yesterday" against it
+        user_turn = dialogue.add(Turn(USER, pending.message, session=dialogue.next_session, date=day))
+        before = dialogue.turns()
+        bot_turn = dialogue.add(Turn(ASSISTANT, reply.text, session=dialogue.next_session, date=day))
+        user_index, reply_index = service.store.add_turns(pending.conversation_id, [(user_turn, None), (bot_turn, reply)],
+                                                          owner=service.owner)
+        pending.kept = True
+        service._remember_method(pending.conversation_id, pending.method_name)
+        checks = service.judge(before, reply.text) if service.judge is not None else None
+        if checks is not None:
+            service.store.put_checks(pending.conversation_id, {reply_index: checks}, owner=service.owner)
+        return ReplyStored(pending.conversation_id, reply, user_index, reply_index, checks, streamed, seconds), (user_turn, bot_turn)
