@@ -43,6 +43,7 @@ BENCHMARKS: dict[str, str] = {
     "hybridialogue-facts": "core.benchmarks.hybridialogue_facts",
     "locomo-qa": "core.benchmarks.locomo_qa",
     "longmemeval-qa": "core.benchmarks.longmemeval_qa",
+    "replies": "core.benchmarks.replies",
 }
 
 

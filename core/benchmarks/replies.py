@@ -1,0 +1,133 @@
+"""Replies: what each method's chat replies say, not only whether the fact is in them (issue 39).
+
+Data: a `chat --script` JSONL (core.chat): `{"new_dialogue": true}` starts a conversation,
+`{"user": "...", "expect": [...]}` is a user turn. Each method chats through every dialogue as the
+Chat page does (a fresh memory per dialogue, turns dated the day they are said), and every reply
+is scored by core.metrics.reply_defects: correct, voice, attribution, leak, meta, refusal, echo,
+length. `--limit N` keeps the first N dialogues. `--records DIR` scores transcripts that
+`python -m core chat --method M --script DATA --out DIR/M.jsonl` wrote instead of chatting again.
+
+Reported per method: accuracy over the questions, the count of each defect, the issue's bar set
+(`defective`: voice, leak, meta or echo) as a count and a rate, median sentences and tokens, replies
+over three sentences, median reply time; the summary's `examples` holds up to three replies per
+method and defect.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from importlib import resources
+from pathlib import Path
+
+from core.chat import ScriptStep, read_script
+from core.eval import BenchContext, BenchResult
+from core.metrics.reply_defects import (DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores,
+                                        template_shingles)
+
+DEFAULT_METHODS = "base,rag,sgmem,sgmem-h,mcts"
+EXAMPLES = 3
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--records", type=Path, default=None,
+                        help="score `chat --script --out` transcripts instead of chatting: a folder with METHOD.jsonl")
+    parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (0 = each method's own)")
+
+
+def split_dialogues(steps: list[ScriptStep]) -> list[list[ScriptStep]]:
+    """The script's dialogues, each the list of its user turns."""
+    out: list[list[ScriptStep]] = []
+    for step in steps:
+        if step.new_dialogue or not out:
+            out.append([])
+        if not step.new_dialogue:
+            out[-1].append(step)
+    return [d for d in out if d]
+
+
+def prompt_templates() -> list[str]:
+    """The text of every prompt of the package (core/llm/prompts): a reply that repeats six words of
+    one in a row shows prompt text."""
+    folder = resources.files("core.llm").joinpath("prompts")
+    return [p.read_text(encoding="utf-8") for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".txt")]
+
+
+def item_id(item: dict) -> str:
+    return f"{item['method']}/{item['dialogue']}/{item['turn']}"
+
+
+def scored_item(method: str, d: int, t: int, step: ScriptStep, earlier: list[str], reply: str, seconds: float,
+                shingles) -> tuple[dict, ReplyScore]:
+    score = score_reply(ReplyCase(reply, step.user, tuple(earlier), step.expect), shingles)
+    item = {"method": method, "dialogue": d, "turn": t, "user": step.user, "reply": reply, "seconds": seconds,
+            **({"expected": list(step.expect), "correct": score.correct} if step.expect else {}),
+            "voice": list(score.voice), "attribution": list(score.attribution), "leak": list(score.leak),
+            "meta": list(score.meta), "refusal": score.refusal, "echo_chars": score.echo_chars, "echo": score.echo,
+            "sentences": score.sentences, "tokens": score.tokens, "defective": score.defective}
+    return item, score
+
+
+def _chat_replies(ctx: BenchContext, method: str, dialogues: list[list[ScriptStep]]):
+    """(dialogue, turn, reply, seconds) of `method` chatting through the dialogues."""
+    from core.chat import ChatSession
+
+    session = ChatSession(method, ctx.make_tools(), max_tokens=int(ctx.options.get("max_tokens") or 0))
+    for d, turns in enumerate(dialogues):
+        if d:
+            session.new_dialogue()
+        for t, step in enumerate(turns):
+            record = session.send(step.user)
+            yield d, t, record["reply"], record["seconds"]
+
+
+def _recorded_replies(folder: Path, method: str, dialogues: list[list[ScriptStep]]):
+    """The same from a `chat --script --out` transcript; its user turns must be the script's."""
+    path = folder / f"{method}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"no transcript {path} for method {method!r}")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        d, t = r["dialogue"], r["turn"]
+        if d >= len(dialogues):
+            return
+        if t >= len(dialogues[d]) or dialogues[d][t].user != r["user"]:
+            raise ValueError(f"{path}: dialogue {d} turn {t} is not the script's turn (was it run on another file?)")
+        yield d, t, r["reply"], r["seconds"]
+
+
+def run(ctx: BenchContext) -> BenchResult:
+    dialogues = split_dialogues(read_script(ctx.data))
+    if ctx.limit:
+        dialogues = dialogues[: ctx.limit]
+    shingles = template_shingles(prompt_templates())
+    records = ctx.options.get("records")
+    results, timings, examples = {}, {}, {}
+    for method in ctx.methods:
+        scores: list[ReplyScore] = []
+        seconds: list[float] = []
+        examples[method] = {k: [] for k in DEFECTS}
+        replies = (_recorded_replies(Path(records), method, dialogues) if records
+                   else _chat_replies(ctx, method, dialogues))
+        with ctx.metered(method):
+            for d, t, reply, secs in replies:
+                earlier = [s.user for s in dialogues[d][:t]]
+                item, score = scored_item(method, d, t, dialogues[d][t], earlier, reply, secs, shingles)
+                ctx.write_item(item)
+                scores.append(score)
+                seconds.append(secs)
+                for k in DEFECTS:
+                    if item[k] and len(examples[method][k]) < EXAMPLES:
+                        examples[method][k].append({"dialogue": d, "turn": t, "user": step_head(item["user"]),
+                                                    "reply": item["reply"]})
+        results[method] = {**summarise_scores(scores),
+                           "median_s": round(statistics.median(seconds), 3) if seconds else None}
+        timings[method] = {"reply": seconds}
+    settings = {"dialogues": len(dialogues), "source": "records" if records else "chat"}
+    return BenchResult(results, timings, settings, {"examples": examples})
+
+
+def step_head(text: str, n: int = 120) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
