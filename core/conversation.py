@@ -171,6 +171,7 @@ class PendingRound:
     partial: str = ""  # the reply's text so far
     model: str = ""
     kept: bool = False  # its turns are stored (finished, or kept as stopped)
+    stopped: bool = False  # kept unfinished: the reply is marked stopped
 
 
 # -- the service ----------------------------------------------------------------------------------------
@@ -228,7 +229,7 @@ class ConversationService:
         stored = self.store.add_turns(pending.conversation_id, [(Turn(USER, pending.message, session=session, date=day), None),
                                                                  (Turn(ASSISTANT, pending.partial, session=session, date=day), reply)],
                                       owner=self.owner)
-        pending.kept = True
+        pending.kept = pending.stopped = True
         self._remember_method(pending.conversation_id, pending.method_name)
         return stored
 

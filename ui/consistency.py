@@ -11,36 +11,21 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.conversation import NLI_CONTEXT_TURNS as CONTEXT_TURNS, checks_of, judge_consistency, judgement_of  # noqa: F401 (judgement_of: for pages)
 from core.dialogue import Turn
 from core.metrics.nli import NLIJudgement, history_lines
 from core.paths import MissingResource
 from core.store import Store, StoredTurn
 from ui import resources, safe
-from ui.conversations import NLI_CONTEXT_TURNS as CONTEXT_TURNS
 
 _MEMO = "consistency_memo"  # session key: (conversation id, turn index, reply text) -> judgement
 _LABEL_COLOURS = {"entailment": "green", "neutral": "gray", "contradiction": "red"}
 
 
 def judge_reply(before: list[Turn], text: str) -> dict | None:
-    """The checks to store with a new reply: {"nli": judgement + model}, against the last
-    CONTEXT_TURNS turns before it; None (nothing stored) when the NLI model is missing."""
-    try:
-        scorer = resources.nli_scorer()
-    except MissingResource:
-        return None
-    return _checks(scorer.judge(history_lines(before[-CONTEXT_TURNS:]), text), scorer.name)
-
-
-def _checks(judgement: NLIJudgement, model: str) -> dict:
-    """What a turn keeps of its judgement: the judgement and the model that made it."""
-    return {"nli": {**judgement.to_dict(), "model": model}}
-
-
-def judgement_of(checks: dict | None) -> NLIJudgement | None:
-    """The NLI judgement in a turn's checks (as `judge_reply` made them), if any."""
-    nli = (checks or {}).get("nli")
-    return NLIJudgement.from_dict(nli) if nli else None
+    """The checks to store with a new reply (core.conversation.judge_consistency with the shared
+    NLI model); None when the model is missing."""
+    return judge_consistency(resources.nli_scorer, before, text)
 
 
 def _saved(s: StoredTurn, model: str) -> NLIJudgement | None:
@@ -76,7 +61,7 @@ def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, j
         for (key, _, _), judgement in zip(todo, judged):
             memo[key] = judgement
         if store is not None and todo:
-            store.put_checks(cid, {key[1]: _checks(j, scorer.name) for (key, _, _), j in zip(todo, judged)}, owner=owner)
+            store.put_checks(cid, {key[1]: checks_of(j, scorer.name) for (key, _, _), j in zip(todo, judged)}, owner=owner)
     return {s.index: memo[(cid, s.index, s.turn.text)] for s in stored
             if s.index >= show_from and (cid, s.index, s.turn.text) in memo}
 

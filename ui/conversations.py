@@ -1,25 +1,43 @@
-"""Conversation pickers and long-history windows shared by the pages. Every list comes from
-`Store.list_conversations(owner=...)`, so a page only ever offers the owner's own conversations
-and the read-only shared demo ones."""
+"""Conversation pickers, long-history windows and the Chat page's conversation service. Every list
+comes from `Store.list_conversations(owner=...)`, so a page only ever offers the owner's own
+conversations and the read-only shared demo ones."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 import streamlit as st
 
+from core.conversation import NLI_CONTEXT_TURNS, ConversationService  # noqa: F401 (NLI_CONTEXT_TURNS: for pages)
+from core.methods import create_method
 from core.store import ConversationInfo, Store
-from ui import state
+from ui import consistency, screens, state
 
 HISTORY_WINDOW = 50  # turns drawn at once: a 10,000-turn conversation renders as fast as a short one
 NLI_AUTO_TURNS = 10  # replies among the latest turns get their consistency check without asking
-NLI_CONTEXT_TURNS = 100  # history each shown reply is judged against (the NLI window keeps only its latest chunks)
+PENDING = "chat_pending_round"  # st.session_state: the round of a message sent in this session, until it finishes
 
 
 def label(info: ConversationInfo) -> str:
-    """Plain text for a select box (which never interprets Markdown or HTML)."""
+    """Plain text for a select box (which never interprets Markdown or HTML): title, method, when
+    it started and its length, so conversations that open with the same message differ."""
     shared = "[shared demo, read-only] " if info.read_only else ""
-    return f"{shared}{info.title} ({info.turns:,} turns)"
+    started = time.strftime("%d %b %H:%M:%S", time.localtime(info.created_at))
+    method = f" · {info.method}" if info.method else ""
+    return f"{shared}{info.title}{method} · {started} ({info.turns:,} turns)"
+
+
+def labels(infos: Iterable[ConversationInfo]) -> dict[str, str]:
+    """Conversation id -> a label no other conversation of the list has (a select box picks by its
+    label: two alike would both open the first)."""
+    out: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for info in infos:
+        text = label(info)
+        seen[text] = seen.get(text, 0) + 1
+        out[info.id] = text if seen[text] == 1 else f"{text} #{seen[text]}"
+    return out
 
 
 def window_start(total: int, key: str, size: int = HISTORY_WINDOW) -> int:
@@ -49,7 +67,24 @@ def reopen_latest(infos: Iterable[ConversationInfo], methods: Iterable[str]) -> 
         st.session_state[state.METHOD] = latest.method
 
 
-def remember_method(store: Store, info: ConversationInfo | None, cid: str, method: str, *, owner: str) -> None:
-    """Record the method a conversation was last continued with, so reopening it picks that one."""
-    if info is not None and info.method != method:
-        store.update_conversation(cid, owner=owner, method=method)
+def service(store: Store, owner: str) -> ConversationService:
+    """This user's conversation service: method instances kept in this session (st.session_state),
+    built with the method's screen config and rebuilt when the backend settings change."""
+    return ConversationService(
+        store, owner, lambda name: create_method(name, state.toolkit(), screens.screen_of(name).chat_config()),
+        instances=st.session_state, judge=consistency.judge_reply,
+        is_current=lambda method: method.tools.llm is state.current_llm())
+
+
+def keep_interrupted(conversations: ConversationService) -> str:
+    """A message of this session whose run stopped before its reply was stored (Stop, or another
+    message sent while it was written) is kept now if it was not already; returns what to tell."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending is None:
+        return ""
+    conversations.keep(pending)  # nothing when the stopped run kept it itself
+    if not pending.stopped:
+        return ""
+    if st.session_state.get("stop_reply"):
+        return "Reply stopped: your message and the part of the reply written so far are kept (marked stopped)."
+    return "Your earlier message was kept; its reply was stopped when you sent another."

@@ -85,16 +85,17 @@ def network_html(graph: Graph, height: str = "620px") -> str:
     for s, _, c in graph.triples((None, RDF.type, None)):  # individuals known only by their type
         if isinstance(s, URIRef) and is_fact((s, RDF.type, c)):
             add(s)
-    return _offline(net.generate_html(notebook=False))
+    return offline_page(net)
 
 
 _REMOTE = re.compile(r"<(?:link|script)\b[^>]*\bhttps?://[^>]*>(?:\s*</script>)?", re.DOTALL)
 
 
-def _offline(page: str) -> str:
-    """pyvis's template still links Bootstrap from a CDN (card styling only): drop those tags so
-    the page makes no network request; vis-network itself is inlined."""
-    return _REMOTE.sub("", page)
+def offline_page(net) -> str:
+    """A pyvis network as a standalone page. pyvis's template still links Bootstrap from a CDN
+    (card styling only): those tags are dropped so the page makes no network request;
+    vis-network itself is inlined."""
+    return _REMOTE.sub("", net.generate_html(notebook=False))
 
 
 def triples_frame(graph: Graph, asserted_by=None, search: str = "") -> pd.DataFrame:

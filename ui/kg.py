@@ -17,7 +17,7 @@ import streamlit as st
 from pyvis.network import Network
 
 from core.dialogue import Evidence, Reply
-from ui.graphs import _offline
+from ui.graphs import offline_page
 
 LINKED = "#f58518"  # entities linked in the query
 OTHER = "#4c78a8"
@@ -49,7 +49,7 @@ def triples_graph_html(evidence, linked: set[str] = frozenset(), height: str = "
                              color=LINKED if name in linked else OTHER, shape="dot", size=14)
         net.add_edge(row["head"], row["tail"], label=html.escape(short(row["relation"], 24)),
                      title=html.escape(f"#{row['rank']} {row['head']} — {row['relation']} → {row['tail']} (score {row['score']})"))
-    return _offline(net.generate_html(notebook=False))
+    return offline_page(net)
 
 
 def linked_names(reply: Reply) -> set[str]:

@@ -13,11 +13,10 @@ from pyvis.network import Network
 
 from core.dialogue import Trace, TraceNode
 from ui import warmup
-from ui.trees import _offline, short
+from ui.trees import short, with_tree_edges
 
 TREE_COLOURS = {"bridge": "#4c78a8", "r1": "#f58518", "r2": "#54a24b", "r3": "#b279a2", "r4": "#e45756", "r5": "#72b7b2"}
 ROOT_COLOUR = "#9d9d9d"
-CHOSEN_EDGE, OTHER_EDGE = "#d62728", "#c7c7c7"
 COMET_CAPTION = ("Reasoner: COMET is not available offline, so the configured LLM stands in for it: it completes each "
                  "Table I relation statement for the latest turn, each completion is scored by its mean token "
                  "log-probability, and a DPP keeps a confident, diverse subset.")
@@ -54,12 +53,7 @@ def tree_html(trace: Trace, height: str = "520px") -> str:
         net.add_node(node.id, label=html.escape(short(node.label, 26)) + value, title=node_tooltip(node), color=colour,
                      level=node.depth, shape="box", borderWidth=4 if node.chosen else 1, font={"color": "#000000"},
                      mass=1 + visits / 10)
-    chosen = {n.id for n in trace.nodes if n.chosen}
-    for node in trace.nodes:
-        if node.parent is not None:
-            on_path = node.id in chosen and node.parent in chosen
-            net.add_edge(node.parent, node.id, color=CHOSEN_EDGE if on_path else OTHER_EDGE, width=4 if on_path else 1)
-    return _offline(net.generate_html(notebook=False))
+    return with_tree_edges(net, trace)
 
 
 def nodes_frame(trace: Trace) -> pd.DataFrame:
@@ -135,7 +129,9 @@ KB_PATH = "mcts_kb_path"  # st.session_state: this user's KB file for the `mcts`
 
 def _forget_instances() -> None:
     """A new KB file: drop this user's mcts method instances so the next reply loads it."""
-    for key in [k for k in st.session_state if str(k).startswith("method:") and str(k).endswith(":mcts")]:
+    from core.methods.mcts.method import MCTSMethod
+
+    for key in [k for k, v in st.session_state.items() if isinstance(v, MCTSMethod)]:
         del st.session_state[key]
 
 

@@ -1,78 +1,56 @@
-"""A method's reply written into the page as it is made: first what the method is doing (the
-reasoning tree as it grows, a knowledge index being built), then the answer's text as the LLM
-generates it.
+"""A reply written into the page as it is made (the events of a core.conversation round): first
+what the method is doing (the reasoning tree as it grows, a knowledge index being built), then the
+answer's text as the LLM generates it.
 
-The method runs in a worker thread and hands progress and text to a queue; the script thread
-draws them, and at least every `TICK` seconds updates the status line's clock. Each of those page
-updates is where Streamlit stops a script whose run was interrupted (the Stop button or any other
-widget reruns the script, or the page closes): the `finally` then cancels the reply, so its
-generation stops and it sends no further LLM request (`core.llm.cancel`), and the shared model is
-free for the next reply at once.
+The method runs in the round's worker thread; this draws its events in the script thread, and
+at least every `TICK` seconds updates the status line's clock. Each of those page updates is where
+Streamlit stops a script whose run was interrupted (the Stop button, another message, or any
+other widget reruns the script, or the page closes): the exception leaves the round's `with`
+block, which cancels the reply (its generation stops and it sends no further LLM request, so the
+shared model is free for the next reply at once) and keeps the message with the partial reply.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
+from collections.abc import Iterator
 
 import streamlit as st
 
-from core.dialogue import Dialogue, Reply
-from core.methods import Method, Progress, ReplyStream
+from core.conversation import MethodProgress, ReplyStored, ReplyText, RoundEvent, Working
+from core.methods import Progress
 from ui import safe
 
-_DONE = object()
 TICK = 0.5  # seconds between page updates while a method works unseen (also how soon a Stop is noticed)
 
 
-def stream_reply(method: Method, dialogue: Dialogue, query: str, max_tokens: int) -> tuple[Reply, bool]:
-    """(the reply, whether its text was streamed). Errors of the method are raised here."""
-    items: queue.Queue = queue.Queue()
-    stream = ReplyStream(sink=lambda piece: items.put(("text", piece)), max_tokens=max_tokens,
-                         progress=lambda event: items.put(("progress", event)))
-    outcome: dict = {}
-
-    def work() -> None:
-        try:
-            outcome["reply"] = method.respond_streaming(dialogue, query, stream)
-        except Exception as err:  # handed to the script thread and raised there, not hidden
-            outcome["error"] = err
-        finally:
-            items.put(_DONE)
-
-    worker = threading.Thread(target=work, name="reply", daemon=True)
+def draw_reply(events: Iterator[RoundEvent], method_name: str) -> ReplyStored:
+    """Draw the round's events up to its stored reply, and return that event (the memory update
+    comes after it: the caller drains `events`). Errors of the method are raised here."""
     started = time.perf_counter()
-    status = st.status(f"{method.name} is working…", expanded=True)
+    label = f"{method_name} is working…"
+    status = st.status(label, expanded=True)
     trace_box = status.empty()
     text_box = st.empty()
     text = ""
-    label = f"{method.name} is working…"
-    worker.start()
     try:
-        while True:
-            try:
-                item = items.get(timeout=TICK)
-            except queue.Empty:
-                status.update(label=f"{safe.literal(label)} ({time.perf_counter() - started:.0f} s)")
-                continue
-            if item is _DONE:
-                break
-            kind, value = item
-            if kind == "progress":
-                label = _draw_progress(status, trace_box, value, started)
-            else:
-                text += value
+        for event in events:
+            if isinstance(event, Working):
+                status.update(label=f"{safe.literal(label)} ({event.elapsed_s:.0f} s)")
+            elif isinstance(event, MethodProgress):
+                label = _draw_progress(status, trace_box, event.progress, started)
+            elif isinstance(event, ReplyText):
+                text += event.piece
                 text_box.markdown(safe.literal(text))  # model text as text, never HTML
-    finally:
-        stream.cancel.set()  # a stopped run (rerun, Stop, closed page) stops the reply's LLM work
-    worker.join()
-    if "error" in outcome:
+            elif isinstance(event, ReplyStored):
+                status.update(label=f"{method_name}: done in {event.seconds:.1f} s", state="complete", expanded=False)
+                if not event.streamed:
+                    st.markdown(safe.literal(event.reply.text))
+                return event
+    except Exception:
         status.update(label="the reply failed", state="error")
-        raise outcome["error"]
-    status.update(label=f"{method.name}: done in {time.perf_counter() - started:.1f} s", state="complete",
-                  expanded=False)
-    return outcome["reply"], bool(text)
+        raise
+    raise RuntimeError("the round ended without a stored reply")
 
 
 def _draw_progress(status, box, event: Progress, started: float) -> str:

@@ -9,13 +9,13 @@ interpret HTML.
 
 from __future__ import annotations
 
-import re
 
 import pandas as pd
 import streamlit as st
 from pyvis.network import Network
 
 from core.dialogue import Reply, Trace, TraceNode
+from ui.graphs import offline_page
 
 ACTION_COLOURS = {"ROOT": "#9d9d9d", "EXPAND_ENTITY": "#4c78a8", "FIND_PATH": "#54a24b", "THINK": "#eeca3b",
                   "ANSWER": "#e45756"}
@@ -56,20 +56,18 @@ def tree_html(trace: Trace, height: str = "460px") -> str:
                      color=ACTION_COLOURS.get(action, "#bab0ac"), level=node.depth, shape="box",
                      borderWidth=4 if node.chosen else (2 if node.detail.get("in_final_beam") else 1),
                      font={"color": "#000000"})
+    return with_tree_edges(net, trace)
+
+
+def with_tree_edges(net: Network, trace: Trace) -> str:
+    """The trace's parent -> child edges added to `net` (the chosen path thick and red), as an
+    offline page: the one edge drawing of every reasoning tree (D-SMART's, MCTS's)."""
     chosen = {n.id for n in trace.nodes if n.chosen}
     for node in trace.nodes:
         if node.parent is not None:
             on_path = node.id in chosen and node.parent in chosen
             net.add_edge(node.parent, node.id, color=CHOSEN_EDGE if on_path else OTHER_EDGE, width=4 if on_path else 1)
-    return _offline(net.generate_html(notebook=False))
-
-
-_REMOTE = re.compile(r"<(?:link|script)\b[^>]*\bhttps?://[^>]*>(?:\s*</script>)?", re.S)
-
-
-def _offline(page: str) -> str:
-    """Drop pyvis's CDN tags (Bootstrap card styling); vis-network itself is inlined."""
-    return _REMOTE.sub("", page)
+    return offline_page(net)
 
 
 def nodes_frame(trace: Trace) -> pd.DataFrame:
