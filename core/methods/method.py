@@ -80,6 +80,7 @@ class Method(ABC):
     name: ClassVar[str]  # registry key, e.g. "rag"
     label: ClassVar[str]  # shown in the UI
     description: ClassVar[str] = ""
+    keeps_memory_graph: ClassVar[bool] = False  # its memory is D-SMART's graph (`self.memory`): the Memory graph page draws it
 
     def __init__(self, tools: Toolkit, config=None) -> None:
         self.tools = tools

@@ -21,6 +21,7 @@ class DsmMemoryMixin:
     """Memory maintenance shared by `dsm` and `dsmart`: needs `self.tools`, `self.observed` and a
     `memory_config()`; provides `observe`, `wait`, `save_state`, `load_state` and `self.memory`."""
 
+    keeps_memory_graph = True  # the Memory graph page draws `self.memory`
     memory: DynamicStructuredMemory
     _pending_user: Turn | None
 
