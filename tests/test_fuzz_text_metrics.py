@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core.metrics.base import TurnSample, mean_of
-from core.metrics.lexical import LEXICAL_METRICS, bleu, lcs_length, normalise_tokens, rouge_l, word_f1
+from core.metrics.lexical import LEXICAL_METRICS, bleu, lcs_length, normalise_tokens, rouge_l, token_f1
 from core.metrics.nli import LABELS, NLIProbs, decisive, label_order
 from core.metrics.report import bootstrap_ci, per_task, per_turn, summarise
 from core.text import approx_tokens, split_sentences, words
@@ -43,16 +43,16 @@ def test_words_and_token_estimate(text):
 # -- lexical metrics -------------------------------------------------------------------------------
 @given(dialogue_text(), dialogue_text())
 def test_lexical_scores_are_bounded_and_symmetric_where_defined(a, b):
-    for score in (word_f1(a, b), rouge_l(a, b), bleu(a, b)):
+    for score in (token_f1(a, b), rouge_l(a, b), bleu(a, b)):
         assert 0.0 <= score <= 1.0 + 1e-9
-    assert word_f1(a, b) == pytest.approx(word_f1(b, a))
+    assert token_f1(a, b) == pytest.approx(token_f1(b, a))
     assert rouge_l(a, b) == pytest.approx(rouge_l(b, a))
 
 
 @given(dialogue_text())
 def test_a_reply_identical_to_the_reference_scores_one(text):
     if normalise_tokens(text):
-        assert word_f1(text, text) == 1.0
+        assert token_f1(text, text) == 1.0
     if any(c.isalnum() or c == "_" for c in text):
         assert rouge_l(text, text) == pytest.approx(1.0)
 

@@ -8,7 +8,8 @@ import pytest
 
 from core.dialogue import Turn
 from core.metrics.base import TurnSample
-from core.metrics.lexical import BLEU, RougeL, WordF1, bleu, lcs_length, normalise_tokens, rouge_l, word_f1
+from core.metrics.lexical import (LOCOMO, SQUAD, BLEU, RougeL, WordF1, bleu, lcs_length, normalise_tokens, rouge_l,
+                                  token_f1)
 
 
 def test_normalise_drops_case_punctuation_articles():
@@ -17,11 +18,21 @@ def test_normalise_drops_case_punctuation_articles():
 
 def test_word_f1_hand_computed():
     # pred {cat, sat, mat, today} vs ref {cat, sat, on, mat}: overlap 3, P = 3/4, R = 3/4
-    assert word_f1("The cat sat the mat today", "a cat sat on the mat") == pytest.approx(0.75)
+    assert token_f1("The cat sat the mat today", "a cat sat on the mat") == pytest.approx(0.75)
     # repeated words count once per occurrence: pred [x, x], ref [x]: overlap 1, P 1/2, R 1
-    assert word_f1("x x", "x") == pytest.approx(2 * 0.5 * 1 / 1.5)
-    assert word_f1("dog", "cat") == 0.0
-    assert word_f1("", "") == 1.0 and word_f1("", "cat") == 0.0
+    assert token_f1("x x", "x") == pytest.approx(2 * 0.5 * 1 / 1.5)
+    assert token_f1("dog", "cat") == 0.0
+    assert token_f1("", "") == 1.0 and token_f1("", "cat") == 0.0
+
+
+def test_one_token_f1_two_normalisations():
+    """SQuAD's (response Word F1) and LoCoMo's (QA answers) differ in three ways, each seen here."""
+    assert token_f1("cats and dogs", "cat dog", SQUAD) == 0.0  # words as written, "and" counts
+    assert token_f1("cats and dogs", "cat dog", LOCOMO) == 1.0  # "and" dropped, stems compared
+    assert normalise_tokens("Salt and pepper", LOCOMO) == ["salt", "pepper"]
+    assert normalise_tokens("Salt and pepper", SQUAD) == ["salt", "and", "pepper"]
+    assert token_f1("The.", "a", SQUAD) == 1.0 and token_f1("The.", "a", LOCOMO) == 0.0  # two empty sides
+    assert token_f1(2022, "in 2022", LOCOMO) == pytest.approx(2 / 3)  # LoCoMo golds may be numbers
 
 
 def test_bleu_identical_and_brevity_penalty():

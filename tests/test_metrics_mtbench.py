@@ -12,7 +12,7 @@ from nli_helpers import write_tiny_nli_model
 from core.data.mtbench import MTBenchDialogue, MTBenchRound, load_mtbench, stratified
 from core.eval import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
-from core.metrics.lexical import word_f1
+from core.metrics.lexical import token_f1
 from core.methods import Toolkit
 
 
@@ -70,7 +70,7 @@ def test_runner_golden_context(tmp_path, tiny_nli):
     assert all(i["response"] == i["reference"] and i["f1"] is None for i in golden)
     base = [i for i in items if i["method"] == "base"]
     for item in base:
-        assert item["f1"] == pytest.approx(word_f1(item["response"], item["reference"]))
+        assert item["f1"] == pytest.approx(token_f1(item["response"], item["reference"]))
         assert item["cs"] == pytest.approx((item["p_entailment"] - item["p_contradiction"] + 1) / 2)
         assert item["der"] == float(item["nli_label"] == "entailment")
     # the history the base method saw for turn 2 holds the benchmark's golden bot answer of turn 1

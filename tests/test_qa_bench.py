@@ -11,8 +11,8 @@ import pytest
 
 from core.benchmarks.qa_common import QAQuestion, stratified_sample
 from core.benchmarks.qa_sources import Piece, pack
-from core.metrics.qa import (exact_match, locomo_scores, multi_answer_f1, normalize_answer, paired_bootstrap,
-                             token_f1)
+from core.metrics.lexical import LOCOMO, token_f1
+from core.metrics.qa import exact_match, locomo_scores, multi_answer_f1, normalize_answer, paired_bootstrap
 from core.metrics.qa_judge import JudgeCase, agreement, judge_prompt, parse_verdict
 
 
@@ -23,10 +23,10 @@ def test_normalisation_drops_commas_punctuation_articles_and_and():
 
 
 def test_token_f1_stems_and_scores_overlap():
-    assert token_f1("running shoes", "run shoe") == 1.0  # Porter stems match
+    assert token_f1("running shoes", "run shoe", LOCOMO) == 1.0  # Porter stems match
     # pred {pottery, class}, gold {pottery}: precision 1/2, recall 1 -> 2/3
-    assert token_f1("pottery class", "Pottery") == pytest.approx(2 / 3)
-    assert token_f1("no idea", "Sweden") == 0.0
+    assert token_f1("pottery class", "Pottery", LOCOMO) == pytest.approx(2 / 3)
+    assert token_f1("no idea", "Sweden", LOCOMO) == 0.0
 
 
 def test_multi_hop_f1_splits_on_commas_and_averages_gold_parts():

@@ -21,7 +21,8 @@ from core.benchmarks.qa_sources import Piece
 from core.data.longmemeval import load_longmemeval
 from core.eval import BenchResult
 from core.llm.prompts import render_prompt
-from core.metrics.qa import exact_match, token_f1
+from core.metrics.lexical import LOCOMO, token_f1
+from core.metrics.qa import exact_match
 
 DEFAULT_METHODS = "base,full,rag-r,bm25-r,hybrid-r,sgmem-r,sgmem-r+h"
 RESUMABLE = True
@@ -67,7 +68,7 @@ def build(conv: QAConversation, q: QAQuestion, context: str) -> str:
 def score(answer: str, q: QAQuestion) -> dict | None:
     if q.abstention:
         return None  # "the information is not there" has no gold phrase to overlap with
-    return {"em": exact_match(answer, q.gold), "f1": token_f1(answer, q.gold)}
+    return {"em": exact_match(answer, q.gold), "f1": token_f1(answer, q.gold, LOCOMO)}
 
 
 FORMAT = QAFormat(prompt="qa_longmemeval", build=build, render=render, score=score, max_tokens=64)

@@ -7,25 +7,54 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
 from core.metrics.base import Metric, TurnSample
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
-def normalise_tokens(text: str) -> list[str]:
-    """SQuAD normalisation: lower case, punctuation and articles removed, split on whitespace."""
-    return _ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split()
+@dataclass(frozen=True)
+class Normalisation:
+    """How token F1 reads a text: lower case, punctuation removed, `dropped` words removed, split
+    on whitespace; then Porter stems when `stem`. `both_empty` is the score of two texts without
+    a token (one empty side always scores 0)."""
+    name: str
+    dropped: re.Pattern
+    stem: bool
+    both_empty: float
 
 
-def word_f1(prediction: str, reference: str) -> float:
-    """Harmonic mean of token precision and recall (bag of normalised words, SQuAD style)."""
-    pred, ref = normalise_tokens(prediction), normalise_tokens(reference)
+SQUAD = Normalisation("squad", re.compile(r"\b(a|an|the)\b"), stem=False, both_empty=1.0)
+"""SQuAD's: articles dropped, words compared as written (the response benchmarks' Word F1)."""
+LOCOMO = Normalisation("locomo", re.compile(r"\b(a|an|the|and)\b"), stem=True, both_empty=0.0)
+"""LoCoMo's `task_eval/evaluation.py`: "and" dropped too, Porter stems compared (QA answers)."""
+
+
+def normalise_tokens(text: str, normalisation: Normalisation = SQUAD) -> list[str]:
+    """The normalised words of `text` (before stemming)."""
+    return normalisation.dropped.sub(" ", str(text).lower().translate(_PUNCT)).split()
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem import PorterStemmer  # the stemmer LoCoMo's scorer uses
+
+    return PorterStemmer()
+
+
+def _tokens(text: str, normalisation: Normalisation) -> list[str]:
+    words = normalise_tokens(text, normalisation)
+    return [_stemmer().stem(w) for w in words] if normalisation.stem else words
+
+
+def token_f1(prediction: str, reference: str, normalisation: Normalisation = SQUAD) -> float:
+    """Harmonic mean of token precision and recall over bags of normalised tokens."""
+    pred, ref = _tokens(prediction, normalisation), _tokens(reference, normalisation)
     if not pred or not ref:
-        return float(pred == ref)
+        return normalisation.both_empty if not pred and not ref else 0.0
     overlap = sum((Counter(pred) & Counter(ref)).values())
     if overlap == 0:
         return 0.0
@@ -80,7 +109,7 @@ class _ReferenceMetric(Metric):
 class WordF1(_ReferenceMetric):
     name, label = "f1", "Word F1"
     description = "Token overlap F1 with the gold reply (SQuAD normalisation)."
-    pair = staticmethod(word_f1)
+    pair = staticmethod(token_f1)
 
 
 class BLEU(_ReferenceMetric):

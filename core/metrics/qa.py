@@ -3,7 +3,8 @@ the QA report is built from (bootstrap over questions, paired between methods).
 
 The normalisation follows LoCoMo's official `task_eval/evaluation.py` (snap-research/locomo):
 commas removed, lower case, punctuation removed, the articles a/an/the and the word "and"
-removed, whitespace collapsed; F1 compares Porter-stemmed tokens. Per category:
+removed, whitespace collapsed; F1 compares Porter-stemmed tokens (`token_f1` of
+`core.metrics.lexical` with its `LOCOMO` normalisation). Per category:
 
 - 1 (multi-hop): the prediction and the gold are split on commas; each gold part takes its best
   F1 against any predicted part, and the parts are averaged (`f1` there).
@@ -17,50 +18,23 @@ Higher is better for every score here.
 
 from __future__ import annotations
 
-import re
-import string
-from collections import Counter
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
+from core.metrics.lexical import LOCOMO, normalise_tokens, token_f1
 
 
 def normalize_answer(text: str) -> str:
-    text = str(text).replace(",", "").lower().translate(_PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    from nltk.stem import PorterStemmer  # the stemmer LoCoMo's scorer uses
-
-    return PorterStemmer()
-
-
-def _stems(text: str) -> list[str]:
-    stem = _stemmer().stem
-    return [stem(w) for w in normalize_answer(text).split()]
-
-
-def token_f1(prediction: str, gold: str) -> float:
-    """LoCoMo `f1_score`: F1 of the bags of stemmed, normalised tokens (0 when nothing is shared)."""
-    pred, ref = _stems(prediction), _stems(gold)
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred), same / len(ref)
-    return 2 * precision * recall / (precision + recall)
+    """LoCoMo's `normalize_answer`, the words exact match compares."""
+    return " ".join(normalise_tokens(text, LOCOMO))
 
 
 def multi_answer_f1(prediction: str, gold: str) -> float:
     """LoCoMo `f1` for multi-hop answers: comma-separated parts, best match per gold part, mean."""
     preds = [p.strip() for p in str(prediction).split(",")]
     golds = [g.strip() for g in str(gold).split(",")]
-    return float(np.mean([max(token_f1(p, g) for p in preds) for g in golds]))
+    return float(np.mean([max(token_f1(p, g, LOCOMO) for p in preds) for g in golds]))
 
 
 def exact_match(prediction: str, gold: str) -> float:
@@ -79,7 +53,7 @@ def locomo_scores(prediction: str, gold: str, category: int) -> dict[str, float]
     if category == 5:
         raise ValueError("category 5 (adversarial) is not scored by F1; leave it out")
     gold = locomo_gold(gold, category)
-    f1 = multi_answer_f1(prediction, gold) if category == 1 else token_f1(prediction, gold)
+    f1 = multi_answer_f1(prediction, gold) if category == 1 else token_f1(prediction, gold, LOCOMO)
     return {"em": exact_match(prediction, gold), "f1": float(f1)}
 
 
