@@ -211,3 +211,14 @@ def db_url(request, tmp_path) -> str:
         return str(tmp_path / "db.sqlite3")
     server = request.getfixturevalue("postgres_server")
     return server.create_database(f"t{next(_DATABASES)}_{os.getpid()}")
+
+
+# -- the end of a run: which real-part suites were skipped, and how to enable them ------------
+def pytest_terminal_summary(terminalreporter):
+    from tests.real_parts import skipped_parts, summary_lines
+
+    lines = summary_lines(skipped_parts(terminalreporter.stats.get("skipped", [])))
+    if lines:
+        terminalreporter.section("real-part suites skipped", sep="-", yellow=True)
+        for line in lines:
+            terminalreporter.write_line(line)
