@@ -281,6 +281,9 @@ def _add_models(sub) -> None:
     p.add_argument("--prepare", default=None, metavar="KEY",
                    help="join and verify this model now (LLMs: small, default, large; embedders: mpnet); "
                         "mcts-kb: build the MCTS knowledge index of the default KB (or --kb) now")
+    p.add_argument("--inspect", default=None, metavar="FILE.gguf",
+                   help="print what a GGUF file says about itself (architecture, name, quantisation, chat template), "
+                        "its size and sha256: how a candidate model is vetted before it is registered")
     p.add_argument("--kb", default="", help="with --prepare mcts-kb: a GenericsKB-format file (default: the 50k sample)")
     p.add_argument("--workers", type=int, default=1,
                    help="with --prepare mcts-kb: processes that parse and embed (each at one torch thread)")
@@ -290,6 +293,8 @@ def _add_models(sub) -> None:
 def _run_models(args) -> int:
     from core.llm.gguf_models import MODELS, ModelFileError, model_file
 
+    if args.inspect:
+        return _inspect_gguf(args.inspect)
     if args.prepare == "mpnet":
         return _prepare_embedder()
     if args.prepare == "mcts-kb":
@@ -308,6 +313,21 @@ def _run_models(args) -> int:
             print(f"{key:8} {model.label}: {err}", file=sys.stderr if args.prepare else sys.stdout)
             status = 1 if args.prepare else status
     return status
+
+
+def _inspect_gguf(name: str) -> int:
+    from core.hashing import file_sha256
+    from core.llm.gguf_models import ModelFileError, read_info
+
+    path = Path(name).expanduser()
+    try:
+        info = read_info(path)
+    except (ModelFileError, OSError) as err:
+        print(f"{path}: {err}", file=sys.stderr)
+        return 1
+    for label, value in info.rows() + [("size", f"{path.stat().st_size:,} bytes"), ("sha256", file_sha256(path))]:
+        print(f"{label:15} {value}")
+    return 0
 
 
 def _prepare_embedder() -> int:
@@ -422,6 +442,12 @@ def _add_annotation(sub) -> None:
     add_parser(sub)
 
 
+def _add_votes(sub) -> None:
+    from core.votes.cli import add_parsers
+
+    add_parsers(sub, _add_llm_options, lambda args: make_toolkit(llm_settings_from_args(args)))
+
+
 def _add_db(sub) -> None:
     from core.db.cli import add_parser
 
@@ -480,6 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_models(sub)
     cli_train.add_commands(sub)
     _add_annotation(sub)
+    _add_votes(sub)
     _add_db(sub)
     _add_loadtest(sub)
     _add_tools(sub)
