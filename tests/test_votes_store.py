@@ -131,3 +131,13 @@ def test_votes_survive_sigkill_of_the_writer(db_url):
             assert len(v.replies) == len(v.methods) and v.replies[0] == "x" * 5000
             assert v in store.history(v.conversation, v.turn, owner=v.owner)
     assert len(votes) > 5
+
+
+def test_the_column_order_is_drawn_per_turn_and_stable_on_reload():
+    from core.votes.model import column_labels, shown_order
+
+    orders = [tuple(shown_order(["rag", "base"], "c1", t, "anon:a")) for t in range(400)]
+    assert 150 < orders.count(("rag", "base")) < 250  # both orders, about half the turns each
+    assert orders == [tuple(shown_order(["rag", "base"], "c1", t, "anon:a")) for t in range(400)]  # a reload draws the same
+    assert sorted(shown_order(["a", "b", "c", "d"], "c1", 3, "x")) == ["a", "b", "c", "d"]
+    assert column_labels(3) == ["A", "B", "C"]

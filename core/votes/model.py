@@ -10,8 +10,10 @@ turn's expected answer), so the votes can later test those measures (core/votes/
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import random
 from dataclasses import dataclass, field
 
 TIE = "tie"
@@ -145,3 +147,18 @@ def vote_from_json(record: dict, where: str = "") -> Vote:
         return make_vote(owner, record["conversation"], turn, methods, record["winner"], replies, measures, created)
     except (VoteError, ValueError) as err:
         raise VoteError(f"{prefix}{err}") from None
+
+
+def column_labels(n: int) -> list[str]:
+    """"A", "B", ... for n columns."""
+    return [chr(ord("A") + k) for k in range(n)]
+
+
+def shown_order(methods, conversation: str, turn: int, salt: str = "") -> list[str]:
+    """The methods in the order drawn for one turn's columns: a shuffle seeded by the conversation,
+    the turn and `salt` (the owner), so every turn draws afresh, a reload shows the same order, and
+    two people need not see the same one."""
+    seed = hashlib.sha256(f"{conversation}\x00{turn}\x00{salt}".encode()).digest()
+    order = list(methods)
+    random.Random(seed).shuffle(order)
+    return order
