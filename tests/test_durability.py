@@ -147,9 +147,10 @@ store = Store(sys.argv[1])
 cid = sys.argv[2]
 i = 0
 while True:
-    store.add_turn(cid, Turn("user", f"turn {i} " + "x" * 2000), owner="anon:w")
-    store.add_turn(cid, Turn("assistant", f"reply {i}"), Reply(f"reply {i}", "base", "m",
-                   evidence=(Evidence("e" * 500, 0.5, "S0:0"),)), owner="anon:w")
+    store.add_turns(cid, [(Turn("user", f"turn {i} " + "x" * 2000), None),
+                          (Turn("assistant", f"reply {i}"), Reply(f"reply {i}", "base", "m",
+                                                               evidence=(Evidence("e" * 500, 0.5, "S0:0"),)))],
+                    owner="anon:w")
     store.put_artifact(cid, "method:x", bytes(200_000), owner="anon:w")
     print(i, flush=True)
     i += 1

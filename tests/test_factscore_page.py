@@ -76,12 +76,11 @@ def test_factuality_tab_scores_my_conversation_with_the_offline_verifier(app_env
     monkeypatch.setenv("WORKBENCH_RUNS", str(app_env / "none"))
     store = Store(Path(app_env / "app.sqlite3"))
     cid = store.create_conversation("Bridges", "rag", owner=ALICE)
-    store.add_turn(cid, Turn(USER, "When did the Golden Gate Bridge open?"), owner=ALICE)
+    store.add_turns(cid, [(Turn(USER, "When did the Golden Gate Bridge open?"), None)], owner=ALICE)
     evidence = (Evidence("The Golden Gate Bridge opened in 1937 and spans the Golden Gate strait.", 1.0, "kb:1", "fact"),)
-    store.add_turn(cid, Turn(ASSISTANT, "The Golden Gate Bridge opened in 1937 and it is red."),
-                   Reply("The Golden Gate Bridge opened in 1937 and it is red.", "rag", "m", evidence), owner=ALICE)
-    store.add_turn(cid, Turn(USER, "Thanks"), owner=ALICE)
-    store.add_turn(cid, Turn(ASSISTANT, ""), owner=ALICE)  # an empty reply: no facts, undefined
+    store.add_turns(cid, [(Turn(ASSISTANT, "The Golden Gate Bridge opened in 1937 and it is red."), Reply("The Golden Gate Bridge opened in 1937 and it is red.", "rag", "m", evidence))], owner=ALICE)
+    store.add_turns(cid, [(Turn(USER, "Thanks"), None)], owner=ALICE)
+    store.add_turns(cid, [(Turn(ASSISTANT, ""), None)], owner=ALICE)[0]  # an empty reply: no facts, undefined
     bob_cid = store.create_conversation("Bob's secret chat", "rag", owner=BOB)
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.session_state["owner_id"] = ALICE

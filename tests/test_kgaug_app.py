@@ -43,8 +43,8 @@ def test_chat_page_draws_the_triples_of_a_kgaug_reply(app_env):
     reply = kgaug_reply("Who starred in it?")
     store = Store(app_env / "app.sqlite3")
     cid = store.create_conversation(title="kg test", method="kgaug-c", owner=ME)
-    store.add_turn(cid, Turn(USER, "Who starred in it?", "S0:0"), owner=ME)
-    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply, owner=ME)
+    store.add_turns(cid, [(Turn(USER, "Who starred in it?", "S0:0"), None)], owner=ME)
+    store.add_turns(cid, [(Turn(ASSISTANT, reply.text, "S0:1"), reply)], owner=ME)
 
     at = AppTest.from_file(CHAT, default_timeout=120)
     at.session_state["owner_id"] = ME
@@ -87,8 +87,8 @@ def test_no_entity_reply_says_so_in_the_chat_page(app_env):
     reply = method.respond(Dialogue(), "what a lovely day")
     store = Store(app_env / "app.sqlite3")
     cid = store.create_conversation(title="none", method="kgaug", owner=ME)
-    store.add_turn(cid, Turn(USER, "what a lovely day", "S0:0"), owner=ME)
-    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply, owner=ME)
+    store.add_turns(cid, [(Turn(USER, "what a lovely day", "S0:0"), None)], owner=ME)
+    store.add_turns(cid, [(Turn(ASSISTANT, reply.text, "S0:1"), reply)], owner=ME)
     at = AppTest.from_file(CHAT, default_timeout=120)
     at.session_state["owner_id"] = ME
     at.run()

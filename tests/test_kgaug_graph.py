@@ -12,7 +12,7 @@ from core.data.opendialkg import in_split, load_opendialkg
 from core.methods.kgaug.graph import FROM_DIALOGUE, FROM_ITEMS, GraphBuilder
 from core.methods.kgaug.sources import KGSources, build_graph, load_graph, read_tsv_triples, sources_key
 from core.methods.kgaug.triples import Triple, canonical, verbalize
-from tests.kgaug_helpers import dialogue_row, small_graph, write_csv
+from tests.kgaug_helpers import all_triples, dialogue_row, small_graph, write_csv
 
 
 def test_reverse_relations_are_stored_once_in_the_plain_direction():
@@ -21,10 +21,10 @@ def test_reverse_relations_are_stored_once_in_the_plain_direction():
     assert kg.triple_ids([Triple("Find Me Guilty", "directed_by", "Sidney Lumet")])
     assert len(kg) == 14  # the duplicate collapsed
     assert kg.report["duplicates"] == 1
-    assert Triple("Find Me Guilty", "written_by", "Sidney Lumet") in set(kg.iter_triples())
+    assert Triple("Find Me Guilty", "written_by", "Sidney Lumet") in all_triples(kg)
     lumet = kg.entity_id("Sidney Lumet")
     touching = {kg.triple(int(i)) for i in kg.edges(lumet)}
-    brute = {t for t in kg.iter_triples() if "Sidney Lumet" in (t.head, t.tail)}
+    brute = {t for t in all_triples(kg) if "Sidney Lumet" in (t.head, t.tail)}
     assert touching == brute and len(brute) == 3
     assert kg.degree[lumet] == 3
     assert verbalize(Triple("Find Me Guilty", "starred_actors", "Vin Diesel")) == "Find Me Guilty starred actors Vin Diesel"
@@ -55,7 +55,7 @@ def test_opendialkg_rows_bad_ones_skipped_and_counted(tmp_path):
     assert ex.response == "He directed Find Me Guilty." and ex.context == []
     assert [in_split(i, "eval") for i in range(6)] == [True, False, False, False, False, True]
     kg = build_graph(KGSources(dialogue_files=(str(path),)))
-    assert set(kg.iter_triples()) == {Triple("Find Me Guilty", "directed_by", "Sidney Lumet")}
+    assert all_triples(kg) == {Triple("Find Me Guilty", "directed_by", "Sidney Lumet")}
     assert kg.report["inputs"][0]["skipped"]
 
 
@@ -67,7 +67,7 @@ def test_tsv_lines_malformed_skipped_and_counted(tmp_path):
     assert rows == [("A", "r", "B"), ("B", "~s", "A")]
     assert skipped == {"not 3 tab-separated fields": 3}
     kg = build_graph(KGSources(triple_files=(str(path),)))
-    assert set(kg.iter_triples()) == {Triple("A", "r", "B"), Triple("A", "s", "B")}
+    assert all_triples(kg) == {Triple("A", "r", "B"), Triple("A", "s", "B")}
 
 
 def test_bytes_that_are_not_utf8_skip_their_row_or_line_and_are_counted(tmp_path):
@@ -105,7 +105,7 @@ def test_a_damaged_cache_entry_is_rebuilt_not_trusted(tmp_path):
     (entry,) = cache.iterdir()
     entry.write_bytes(entry.read_bytes()[:40])  # truncated
     again = load_graph(KGSources(triple_files=(str(a),)), cache)
-    assert again.report["cache"]["hit"] is False and set(again.iter_triples()) == {Triple("A", "r", "B")}
+    assert again.report["cache"]["hit"] is False and all_triples(again) == {Triple("A", "r", "B")}
     assert load_graph(KGSources(triple_files=(str(a),)), cache).report["cache"]["hit"] is True
 
 
@@ -131,7 +131,7 @@ def test_a_malformed_item_graph_is_refused_with_its_name(tmp_path):
         build_graph(KGSources(item_files=(str(path),)))
     path.write_text('{"1": {"name": "A", "actor": ["B", {"x": 1}]}, "2": {"actor": "C"}}', encoding="utf-8")
     kg = build_graph(KGSources(item_files=(str(path),)))
-    assert set(kg.iter_triples()) == {Triple("A", "starred_actors", "B")}
+    assert all_triples(kg) == {Triple("A", "starred_actors", "B")}
     assert kg.report["inputs"][0]["skipped"] == {"bad attribute value": 1, "item without a name": 1}
 
 
@@ -140,7 +140,7 @@ def test_rdf_export_reads_back_as_the_same_triples(tmp_path):
     path = tmp_path / "kg.ttl"
     kg.to_rdflib().serialize(path, format="turtle")
     again = load_graph(KGSources(triple_files=(str(path),)), use_cache=False)
-    assert set(again.iter_triples()) == set(kg.iter_triples())
+    assert all_triples(again) == all_triples(kg)
     sub = kg.to_networkx(kg.edges(kg.entity_id("Vin Diesel")))
     assert set(sub.nodes) == {"Vin Diesel", "Find Me Guilty", "Fast Five"} and sub.number_of_edges() == 2
 
@@ -154,11 +154,11 @@ def test_cache_is_keyed_by_content_not_path(tmp_path):
     b = tmp_path / "b.tsv"
     b.write_text("A\tr\tB\n")
     second = load_graph(KGSources(triple_files=(str(b),)), cache)
-    assert second.report["cache"]["hit"] is True and set(second.iter_triples()) == {Triple("A", "r", "B")}
+    assert second.report["cache"]["hit"] is True and all_triples(second) == {Triple("A", "r", "B")}
     b.write_text("A\tr\tC\n")
     assert sources_key(KGSources(triple_files=(str(b),))) != sources_key(KGSources(triple_files=(str(a),)))
     third = load_graph(KGSources(triple_files=(str(b),)), cache)
-    assert third.report["cache"]["hit"] is False and set(third.iter_triples()) == {Triple("A", "r", "C")}
+    assert third.report["cache"]["hit"] is False and all_triples(third) == {Triple("A", "r", "C")}
     with pytest.raises(FileNotFoundError):
         load_graph(KGSources(triple_files=(str(tmp_path / "missing.tsv"),)), cache)
     same = KGSources(dialogue_files=(str(a),)).with_dialogues(str(tmp_path / "cache" / ".." / "a.tsv"), str(b))

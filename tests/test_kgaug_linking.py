@@ -14,7 +14,7 @@ from core.metrics.ranking import linking_counts, precision_recall
 from core.methods.kgaug.rankers import BM25Ranker, KapingRanker, bm25_tokens
 from core.methods.kgaug.triples import Triple
 from core.resources import Embedder
-from tests.kgaug_helpers import small_graph
+from tests.kgaug_helpers import all_triples, small_graph
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def brute_neighbourhood(kg, seeds, hops):
     names_ = {kg.entities[s] for s in seeds}
     found = set()
     for _ in range(hops):
-        step = {t for t in kg.iter_triples() if t.head in names_ or t.tail in names_}
+        step = {t for t in all_triples(kg) if t.head in names_ or t.tail in names_}
         found |= step
         names_ |= {x for t in step for x in (t.head, t.tail)}
     return found

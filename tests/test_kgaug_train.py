@@ -14,7 +14,7 @@ from core.data.opendialkg import load_opendialkg
 from core.methods.kgaug.card import evaluate_and_write_card
 from core.methods.kgaug.rankers import TritonRanker
 from core.methods.kgaug.relevance import RelevanceModel
-from core.methods.kgaug.train import RelevanceTrainConfig, build_pairs, train, training_examples
+from core.methods.kgaug.train import RelevanceTrainConfig, build_groups, train, training_examples
 from core.paths import packaged_embedder_dir
 from tests.kgaug_helpers import tiny_dataset
 
@@ -42,7 +42,8 @@ def test_pairs_come_from_the_train_split_only(tiny):
     train_ex = training_examples([path], "train")
     assert sorted(ex.source.index for ex in train_ex) == [1, 2, 3, 4, 6, 7, 8, 9]
     assert [ex.source.index for ex in training_examples([path], "eval")] == [0, 5]
-    pairs = build_pairs(train_ex, knowledge.kg, knowledge.linker, negatives=3, rng=random.Random(0))
+    groups = build_groups(train_ex, knowledge.kg, knowledge.linker, negatives=3, rng=random.Random(0))
+    pairs = [p for g in groups for p in g.pairs()]  # as train() feeds its loss
     positives = [p for p in pairs if p[2] == 1.0]
     assert len(positives) == 8 and ("Who starred in Find Me Guilty?", "Find Me Guilty starred actors Vin Diesel", 1.0) in positives
     assert all(p[2] == 0.0 and p[1] != "Find Me Guilty starred actors Vin Diesel" for p in pairs

@@ -78,9 +78,14 @@ def test_build_save_load_round_trip(tmp_path):
 
     # postings are the transpose of the sentence -> concept lists
     dog = built.concept_id["dog"]
-    assert {i for i in range(len(built)) if dog in built.sentence_concepts(i)} == set(built.concept_sentences(dog).tolist())
+    assert {i for i in range(len(built)) if dog in built.sentence_concepts(i)} == set(_postings(built, dog).tolist())
     assert "park" in [built.concepts[c] for c in built.sentence_concepts(1)]
     assert "pet" in [built.concepts[c] for c in built.sentence_concepts(17)]  # the term column counts
+
+
+def _postings(kb, c: int):
+    """The sentences of concept `c`, read from the postings arrays the search and groups use."""
+    return kb.concept_sents[kb.concept_ptr[c]: kb.concept_ptr[c + 1]]
 
 
 def test_changed_file_or_header_means_rebuild(tmp_path):
@@ -107,6 +112,6 @@ def test_slice_and_groups(tmp_path):
     assert groups.n_groups == max(1, round(len(kb.concepts) / 4))
     c = kb.concept_id["dog"]
     members = groups.concepts_of_group(groups.labels[c])
-    expected = set(np.concatenate([kb.concept_sentences(m) for m in members]).tolist())
+    expected = set(np.concatenate([_postings(kb, m) for m in members]).tolist())
     assert set(kb.group_sentences(c).tolist()) == expected
     assert isinstance(kb, KnowledgeBase)

@@ -41,8 +41,8 @@ def test_chat_page_draws_the_mcts_trees(app_env):
     reply = mcts_reply(app_env, query)
     store = Store(app_env / "app.sqlite3")
     cid = store.create_conversation(title="mcts test", method="mcts", owner=ME)
-    store.add_turn(cid, Turn(USER, query, "S0:0"), owner=ME)
-    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply, owner=ME)
+    store.add_turns(cid, [(Turn(USER, query, "S0:0"), None)], owner=ME)
+    store.add_turns(cid, [(Turn(ASSISTANT, reply.text, "S0:1"), reply)], owner=ME)
     at = AppTest.from_file(CHAT, default_timeout=120)
     at.session_state["owner_id"] = ME  # the conversation's owner, as the owner cookie would give
     at.run()

@@ -42,7 +42,7 @@ def test_chat_shows_each_replys_consistency(app_env, tiny_default_model):
     turns = [Turn(USER, "I live in Berlin."), Turn(ASSISTANT, "Berlin is a lovely city."),
              Turn(USER, "Where do I live?"), Turn(ASSISTANT, "You live in Berlin.")]
     for t in turns:
-        store.add_turn(cid, t, owner=ME)
+        store.add_turns(cid, [(t, None)], owner=ME)
     at = AppTest.from_file(CHAT, default_timeout=60)
     at.session_state["conversation_id"] = cid
     at.session_state["owner_id"] = ME
@@ -63,8 +63,8 @@ def test_chat_says_when_the_nli_model_is_missing(app_env, tmp_path, monkeypatch)
     _forget_loaded_models()
     store = Store(app_env / "app.sqlite3")
     cid = store.create_conversation(title="x", method="base", owner=ME)
-    store.add_turn(cid, Turn(USER, "Hi."), owner=ME)
-    store.add_turn(cid, Turn(ASSISTANT, "Hello."), owner=ME)
+    store.add_turns(cid, [(Turn(USER, "Hi."), None)], owner=ME)
+    store.add_turns(cid, [(Turn(ASSISTANT, "Hello."), None)], owner=ME)
     at = AppTest.from_file(CHAT, default_timeout=60)
     at.session_state["conversation_id"] = cid
     at.session_state["owner_id"] = ME
@@ -81,7 +81,7 @@ def test_judgements_are_stored_once_and_read_back_by_a_new_session(app_env, tiny
     cid = store.create_conversation(title="Berlin", method="base", owner=ME)
     for t in [Turn(USER, "I live in Berlin."), Turn(ASSISTANT, "Berlin is a lovely city."),
               Turn(USER, "Where do I live?"), Turn(ASSISTANT, "You live in Berlin.")]:
-        store.add_turn(cid, t, owner=ME)
+        store.add_turns(cid, [(t, None)], owner=ME)
 
     def open_chat() -> list[str]:
         at = AppTest.from_file(CHAT, default_timeout=60)

@@ -100,7 +100,7 @@ def test_shared_demo_conversations_are_read_only_and_can_be_copied(stub):
     assert len(mine) == 1 and at.session_state["conversation_id"] == mine[0].id
     at.chat_input[0].set_value("And a follow-up").run()
     assert [t.turn.text for t in store.turns(mine[0].id, owner=ALICE)][:2] == ["A demo question", "And a follow-up"]
-    assert store.count_turns("demo1", owner=BOB) == 1  # the demo itself is unchanged
+    assert len(store.turns("demo1", owner=BOB)) == 1  # the demo itself is unchanged
 
 
 def test_settings_follow_the_owner_and_the_key_is_never_stored(app_env):
@@ -141,8 +141,8 @@ def test_named_workspaces_sign_in(app_env, monkeypatch):
     assert at.title[0].value == "Dialogue memory workbench"
     store = Store(stub_db())
     cid = store.create_conversation("lab notes", owner="ws:lab a")
-    store.add_turn(cid, Turn(USER, "q"), owner="ws:lab a")
-    store.add_turn(cid, Turn(ASSISTANT, "a"), owner="ws:lab a")
+    store.add_turns(cid, [(Turn(USER, "q"), None)], owner="ws:lab a")
+    store.add_turns(cid, [(Turn(ASSISTANT, "a"), None)], owner="ws:lab a")
     chat = page(CHAT, "ws:lab a")
     assert any("lab notes" in o for o in chat.sidebar.selectbox[1].options)
 

@@ -50,8 +50,8 @@ def test_chat_page_shows_the_tree_of_a_dsmart_reply(app_env):
     reply = dsmart_reply(query)
     store = Store(app_env / "app.sqlite3")
     cid = store.create_conversation(title="tree test", method="dsmart", owner=ME)
-    store.add_turn(cid, Turn(USER, query, "S0:0"), owner=ME)
-    store.add_turn(cid, Turn(ASSISTANT, reply.text, "S0:1"), reply, owner=ME)
+    store.add_turns(cid, [(Turn(USER, query, "S0:0"), None)], owner=ME)
+    store.add_turns(cid, [(Turn(ASSISTANT, reply.text, "S0:1"), reply)], owner=ME)
 
     at = AppTest.from_file(CHAT, default_timeout=120)
     at.session_state["owner_id"] = ME

@@ -31,8 +31,8 @@ def _reply() -> Reply:
 def test_conversation_turns_and_reply_round_trip(db_url):
     store = Store(db_url)
     cid = store.create_conversation("Dogs", method="rag", owner=ME)
-    store.add_turn(cid, Turn("user", "my dog is Rex"), owner=ME)
-    store.add_turn(cid, Turn("assistant", "Nice!"), _reply(), owner=ME)
+    store.add_turns(cid, [(Turn("user", "my dog is Rex"), None)], owner=ME)
+    store.add_turns(cid, [(Turn("assistant", "Nice!"), _reply())], owner=ME)
     turns = store.turns(cid, owner=ME)
     assert [t.index for t in turns] == [0, 1]
     assert turns[0].reply is None and turns[0].turn.turn_id == "S0:0"
@@ -73,7 +73,7 @@ def test_conversation_survives_a_fresh_process(db_url):
     write = (
         "import sys; from core.store import Store; from core.dialogue import Turn, Reply\n"
         "s = Store(sys.argv[1]); cid = s.create_conversation('persisted', method='base', owner='anon:a')\n"
-        "s.add_turn(cid, Turn('user', 'hello'), owner='anon:a'); s.add_turn(cid, Turn('assistant', 'hi'), Reply('hi', 'base', 'm', timings={'generate': 0.5}), owner='anon:a')\n"
+        "s.add_turns(cid, [(Turn('user', 'hello'), None), (Turn('assistant', 'hi'), Reply('hi', 'base', 'm', timings={'generate': 0.5}))], owner='anon:a')\n"
         "print(cid)"
     )
     cid = subprocess.run([sys.executable, "-c", write, db], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()

@@ -36,7 +36,7 @@ def public_methods():
 def test_every_store_call_takes_a_required_keyword_owner():
     methods = public_methods()
     assert {"list_conversations", "conversation", "turns", "dialogue", "get_artifact", "delete_conversation",
-            "get_settings", "count_turns"} <= set(methods)  # the reads and deletes the pages use
+            "get_settings"} <= set(methods)  # the reads and deletes the pages use
     for name, fn in methods.items():
         if name in NO_USER_DATA:
             continue
@@ -50,8 +50,8 @@ def two_owners(db_url):
     """On both back-ends (tests/conftest.py db_url)."""
     store = Store(db_url)
     cid = store.create_conversation("Alice's secrets", method="base", owner=ALICE)
-    store.add_turn(cid, Turn("user", "My name is Alice Secretname."), owner=ALICE)
-    store.add_turn(cid, Turn("assistant", "Hi Alice."), Reply("Hi Alice.", "base", "m"), owner=ALICE)
+    store.add_turns(cid, [(Turn("user", "My name is Alice Secretname."), None)], owner=ALICE)
+    store.add_turns(cid, [(Turn("assistant", "Hi Alice."), Reply("Hi Alice.", "base", "m"))], owner=ALICE)
     store.put_artifact(cid, "method:dsm", b"graph", owner=ALICE)
     store.put_settings({"llm": {"model": "alice-model"}}, owner=ALICE)
     return store, cid
@@ -61,11 +61,9 @@ def two_owners(db_url):
 BOB_CALLS = {
     "conversation": lambda s, c: s.conversation(c, owner=BOB),
     "turns": lambda s, c: s.turns(c, owner=BOB),
-    "count_turns": lambda s, c: s.count_turns(c, owner=BOB),
     "dialogue": lambda s, c: s.dialogue(c, owner=BOB),
     "get_artifact": lambda s, c: s.get_artifact(c, "method:dsm", owner=BOB),
     "put_artifact": lambda s, c: s.put_artifact(c, "method:dsm", b"overwritten", owner=BOB),
-    "add_turn": lambda s, c: s.add_turn(c, Turn("user", "injected"), owner=BOB),
     "add_turns": lambda s, c: s.add_turns(c, [(Turn("user", "injected"), None)], owner=BOB),
     "update_conversation": lambda s, c: s.update_conversation(c, title="hijacked", owner=BOB),
     "delete_conversation": lambda s, c: s.delete_conversation(c, owner=BOB),
@@ -138,7 +136,7 @@ def test_migration_moves_old_rows_to_the_read_only_shared_demo_owner(tmp_path):
         assert store.turns(cid, owner=who)[0].turn.text == "Hi, my name is Alice"
         assert store.get_artifact(cid, "method:dsm", owner=who) == b"\x01\x02"
     assert store.list_conversations(owner=ALICE, include_shared=False) == []
-    writes = [lambda: store.add_turn(cid, Turn("user", "x"), owner=ALICE),
+    writes = [lambda: store.add_turns(cid, [(Turn("user", "x"), None)], owner=ALICE)[0],
               lambda: store.put_artifact(cid, "k", b"", owner=ALICE),
               lambda: store.update_conversation(cid, title="mine", owner=ALICE),
               lambda: store.delete_conversation(cid, owner=ALICE)]
@@ -147,9 +145,9 @@ def test_migration_moves_old_rows_to_the_read_only_shared_demo_owner(tmp_path):
             write()
     copy = store.copy_conversation(cid, owner=ALICE)
     assert store.get_artifact(copy, "method:dsm", owner=ALICE) == b"\x01\x02"
-    store.add_turn(copy, Turn("assistant", "Hello Alice"), owner=ALICE)
+    store.add_turns(copy, [(Turn("assistant", "Hello Alice"), None)], owner=ALICE)
     assert [t.turn.text for t in store.turns(copy, owner=ALICE)] == ["Hi, my name is Alice", "Hello Alice"]
-    assert store.count_turns(cid, owner=BOB) == 1  # the original is unchanged
+    assert len(store.turns(cid, owner=BOB)) == 1  # the original is unchanged
     with pytest.raises(KeyError):
         store.turns(copy, owner=BOB)
     Store(path)  # opening again migrates nothing twice
@@ -160,19 +158,19 @@ def test_turn_windows(db_url):
     store = Store(db_url)
     cid = store.create_conversation(owner=ALICE)
     for i in range(7):
-        store.add_turn(cid, Turn("user", f"t{i}"), owner=ALICE)
+        store.add_turns(cid, [(Turn("user", f"t{i}"), None)], owner=ALICE)
     window = store.turns(cid, owner=ALICE, start=2, limit=3)
     assert [(s.index, s.turn.text) for s in window] == [(2, "t2"), (3, "t3"), (4, "t4")]
     assert [s.index for s in store.turns(cid, owner=ALICE, start=5)] == [5, 6]
-    assert store.count_turns(cid, owner=ALICE) == 7
+    assert len(store.turns(cid, owner=ALICE)) == 7
 
 
 def test_core_refuses_an_oversized_user_turn(db_url):
     store = Store(db_url)
     cid = store.create_conversation(owner=ALICE)
     with pytest.raises(InvalidMessage, match=f"limit is {MAX_MESSAGE_CHARS:,}"):
-        store.add_turn(cid, Turn("user", "x" * (MAX_MESSAGE_CHARS + 1)), owner=ALICE)
-    assert store.count_turns(cid, owner=ALICE) == 0
+        store.add_turns(cid, [(Turn("user", "x" * (MAX_MESSAGE_CHARS + 1)), None)], owner=ALICE)
+    assert len(store.turns(cid, owner=ALICE)) == 0
 
 
 def test_checks_are_stored_with_turns_merged_and_copied(two_owners):

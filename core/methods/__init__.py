@@ -34,8 +34,4 @@ def create_method(name: str, tools: Toolkit, config=None) -> Method:
     return method_class(name)(tools, config)
 
 
-def available_methods() -> list[str]:
-    return list(METHODS)
-
-
-__all__ = ["METHODS", "Method", "Progress", "ReplyStream", "Toolkit", "available_methods", "create_method", "method_class"]
+__all__ = ["METHODS", "Method", "Progress", "ReplyStream", "Toolkit", "create_method", "method_class"]

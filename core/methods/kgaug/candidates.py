@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -56,13 +56,6 @@ def ordered_edges(kg: KnowledgeGraph, entity: int) -> np.ndarray:
     group_size = np.repeat(sizes, sizes)
     deal = np.lexsort((sorted_group, -group_size, rank))
     return ids[order][deal]
-
-
-def _round_robin(lists: Iterable[Sequence[int]]) -> Iterable[int]:
-    for layer in zip_longest(*lists):
-        for x in layer:
-            if x is not None:
-                yield int(x)
 
 
 def gather(kg: KnowledgeGraph, seeds: Sequence[int], settings: CandidateSettings = CandidateSettings()) -> list[Candidate]:

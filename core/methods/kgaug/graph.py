@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import numpy as np
 
@@ -149,10 +149,6 @@ class KnowledgeGraph:
     def source_names(self, triple_id: int) -> list[str]:
         flags = int(self.sources[triple_id])
         return [name for bit, name in SOURCE_NAMES.items() if flags & bit]
-
-    def iter_triples(self) -> Iterator[Triple]:
-        for i in range(len(self)):
-            yield self.triple(i)
 
     # -- views ---------------------------------------------------------------------------------
     def to_networkx(self, triple_ids: Iterable[int] | None = None):

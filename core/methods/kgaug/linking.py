@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -167,14 +166,6 @@ class EntityLinker:
         seen: dict[int, LinkedEntity] = {}
         for s in sorted(spans, key=lambda s: s.start):
             seen.setdefault(s.entity, s)
-        return list(seen.values())
-
-    def link_many(self, texts: Sequence[str]) -> list[LinkedEntity]:
-        """Entities of several texts, each entity once (first mention kept)."""
-        seen: dict[int, LinkedEntity] = {}
-        for text in texts:
-            for e in self.link(text):
-                seen.setdefault(e.entity, e)
         return list(seen.values())
 
     def _variants(self, eid: int) -> tuple[int, ...]:

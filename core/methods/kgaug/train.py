@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.data.opendialkg import TurnExample, in_split, iter_opendialkg
 from core.methods.kgaug.candidates import CandidateSettings, gather
-from core.methods.kgaug.triples import Triple, canonical, verbalize
+from core.methods.kgaug.triples import canonical, verbalize
 from core.hashing import file_sha256
 
 Pair = tuple[str, str, float]  # query, verbalised triple, label
@@ -108,11 +108,6 @@ def build_groups(examples, kg, linker, negatives: int, rng: random.Random,
             sampled = rng.sample(others, min(negatives, len(others)))
             groups.append(Group(ex.query, (verbalize(pos), *(verbalize(n) for n in sampled))))
     return groups
-
-
-def build_pairs(examples, kg, linker, negatives: int, rng: random.Random,
-                candidates: CandidateSettings = CandidateSettings()) -> list[Pair]:
-    return [p for g in build_groups(examples, kg, linker, negatives, rng, candidates) for p in g.pairs()]
 
 
 def _batches(groups: list[Group], per_batch: int, rng: random.Random) -> list[list[Group]]:
@@ -271,7 +266,3 @@ def export(model, tokenizer, config: RelevanceTrainConfig, report: TrainReport, 
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
-
-
-def positive_texts(examples) -> list[Triple]:
-    return [canonical(*ex.gold[0]) for ex in examples]

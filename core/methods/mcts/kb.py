@@ -167,9 +167,6 @@ class KnowledgeBase:
     def sentence_concepts(self, i: int) -> np.ndarray:
         return self.sent_concepts[self.sent_ptr[i]: self.sent_ptr[i + 1]]
 
-    def concept_sentences(self, c: int) -> np.ndarray:
-        return self.concept_sents[self.concept_ptr[c]: self.concept_ptr[c + 1]]
-
     def need_groups(self) -> NodeGroups:
         if self.groups is None:
             raise ValueError("node groups are not built: call ensure_groups(kb, settings)")
