@@ -157,3 +157,57 @@ def test_the_file_graph_resolves_relative_and_lazy_imports():
 
 def test_no_import_circle_between_files_of_core():
     assert _cycle(_file_imports()) == []
+
+
+# -- docs/architecture.md is read from the code ---------------------------------------------------
+ARCH_DOC = REPO / "docs" / "architecture.md"
+
+
+def _layout_block() -> list[str]:
+    text = ARCH_DOC.read_text(encoding="utf-8")
+    body = text.split("## Layout", 1)[1].split("```", 2)[1]
+    return body.splitlines()
+
+
+def _named_paths(lines: list[str]) -> list[str]:
+    """The paths a layout line names in its first column: `dir/` or `file.py` at the top level,
+    `  name` (two spaces) under core/; several may share a line (`a.py, b.py`)."""
+    import re
+
+    out = []
+    for line in lines:
+        m = re.match(r"^( {0,2})(\S+(?:, \S+)*)(?: {2,}|$)", line)
+        if not m:
+            continue
+        for name in m.group(2).split(", "):
+            out.append(("core/" if m.group(1) else "") + name)
+    return out
+
+
+def test_the_layout_names_only_what_exists():
+    named = _named_paths(_layout_block())
+    assert len(named) > 25
+    missing = [p for p in named if not (REPO / p).exists()]
+    assert missing == [], f"docs/architecture.md names {missing}, which are not in the tree"
+
+
+def test_the_layout_names_every_folder_and_core_module():
+    block = "\n".join(_layout_block())
+    named = set(_named_paths(_layout_block()))
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    top = {p.split("/")[0] + "/" for p in tracked if "/" in p and not p.startswith(".")}
+    packages = {f"core/{p.parent.name}/" for p in (REPO / "core").glob("*/__init__.py")}
+    assert (top | packages) - named == set(), "folders the layout does not name"
+    modules = {p.name for p in (REPO / "core").glob("*.py") if p.name not in ("__init__.py", "__main__.py")}
+    assert {m for m in modules if m not in block} == set(), "core modules the layout does not mention"
+
+
+def test_no_block_of_five_lines_repeats_in_the_architecture_page():
+    lines = ARCH_DOC.read_text(encoding="utf-8").splitlines()
+    seen: dict[tuple[str, ...], int] = {}
+    for i in range(len(lines) - 4):
+        block = tuple(line.rstrip() for line in lines[i:i + 5])
+        if sum(bool(line.strip("` ")) for line in block) < 3:
+            continue  # blank lines and fences repeat by nature
+        assert block not in seen, f"lines {seen.get(block, 0) + 1}-{seen.get(block, 0) + 5} repeat at line {i + 1}"
+        seen[block] = i
