@@ -18,6 +18,7 @@ METHODS: dict[str, str] = {
     "mcts": "core.methods.mcts.method:MCTSMethod",
     "kgaug": "core.methods.kgaug.method:KGAugMethod",
     "kgaug-c": "core.methods.kgaug.method:KGAugCMethod",
+    "mem0": "core.methods.mem0.method:Mem0Method",  # a peer: the mem0ai library (not from the papers)
 }
 
 
