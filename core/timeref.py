@@ -140,11 +140,14 @@ def time_refs(text: str, day: dt.date) -> list[TimeRef]:
 
 
 def anchor_text(text: str, day: dt.date | None) -> str:
-    """`text` with each relative time expression followed by what it resolves to in brackets."""
+    """`text` with each relative time expression followed by what it resolves to in brackets; an
+    expression already followed by its resolution is left as it is (anchoring twice changes nothing)."""
     if day is None:
         return text
     out, last = [], 0
     for ref in time_refs(text, day):
+        if text.startswith(f" ({ref.resolved})", ref.end):
+            continue
         out.append(text[last:ref.end])
         out.append(f" ({ref.resolved})")
         last = ref.end
