@@ -37,3 +37,10 @@ def test_readme_is_short_and_links_the_lists():
     text = readme.decode()
     assert "docs/cli.md" in text and "## Pages" in text and "make run" in text and "make test" in text
     assert "written-updates" not in text  # the subcommand list lives in docs/cli.md
+
+
+def test_the_lab_readme_describes_every_lab_script():
+    readme = (REPO / "scripts/lab/README.md").read_text()
+    described = set(re.findall(r"^- `([a-z0-9_]+\.py)`: \S", readme, flags=re.M))
+    scripts = {p.name for p in (REPO / "scripts/lab").glob("*.py")}
+    assert scripts - described == set(), "scripts/lab/README.md does not describe these"
