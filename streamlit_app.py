@@ -16,6 +16,7 @@ PAGES = [
     st.Page("pages/3_Retrieval_comparison.py", title="Retrieval comparison", icon="🔎", url_path="Retrieval_comparison"),
     st.Page("pages/4_Metrics.py", title="Metrics", icon="📏", url_path="Metrics"),
     st.Page("pages/5_Annotation.py", title="Annotation", icon="🏷️", url_path="Annotation"),
+    st.Page("pages/6_Compare.py", title="Compare", icon="⚖️", url_path="Compare"),
 ]
 
 st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")

@@ -1,0 +1,163 @@
+"""Streamlit pieces of the Compare page: blind reply columns, the vote buttons, the rankings and
+voting on the items of a scripted comparison (`python -m core compare`). The votes, rankings and
+measures themselves live in core/votes."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core.votes.compare import read_items, vote_fields
+from core.votes.measures import agreements
+from core.votes.model import ALL_BAD, BOTH_BAD, TIE, Vote, VoteError, column_labels, shown_order
+from core.votes.ranking import rank
+from core.votes.store import VoteStore
+from ui import resources
+from ui.safe import literal
+
+RANKING_BOOTSTRAP = 500  # resamples on the page (the command's default is 1000)
+ITEMS_KEY = "cmp_items"  # session: the items of an uploaded compare.jsonl
+
+
+@st.cache_resource(show_spinner=False)
+def _vote_store(target: str) -> VoteStore:
+    return VoteStore(target)
+
+
+def vote_store() -> VoteStore:
+    resources.default_store()  # a wrong or unreachable WORKBENCH_DB stops the page here, with one line
+    return _vote_store(resources.database_path())
+
+
+def header(label: str, method: str, revealed: bool) -> str:
+    """A reply column's header: the blind label, and the method's name only once revealed."""
+    return f"**{label}** · `{method}`" if revealed else f"**{label}**"
+
+
+def choices(labels: list[str]) -> list[tuple[str, str]]:
+    """(button text, what it stores as the winner: a label, "tie" or "bad") for n columns."""
+    if len(labels) == 2:
+        return [(f"{labels[0]} is better", labels[0]), (f"{labels[1]} is better", labels[1]), ("Tie", TIE), ("Both bad", "bad")]
+    return [*((f"{x} is best", x) for x in labels), ("Tie", TIE), ("All bad", "bad")]
+
+
+def _cast(store: VoteStore, conversation: str, turn: int, order: list[str], replies: list[str], measures: dict,
+          owner: str, picked: str) -> None:
+    labels = column_labels(len(order))
+    winner = order[labels.index(picked)] if picked in labels else (TIE if picked == TIE else (BOTH_BAD if len(order) == 2 else ALL_BAD))
+    try:
+        store.vote(conversation, turn, order, winner, owner=owner, replies=replies, measures=measures)
+    except (VoteError, PermissionError) as err:
+        st.session_state["cmp_vote_error"] = str(err)
+
+
+def vote_bar(store: VoteStore, conversation: str, turn: int, order: list[str], replies: list[str], measures: dict,
+             owner: str, *, disabled: bool = False) -> Vote | None:
+    """The vote buttons of one turn (a click stores the vote at once; another click replaces it)
+    and the current vote, if any."""
+    current = store.get(conversation, turn, owner=owner)
+    labels = column_labels(len(order))
+    buttons = choices(labels)
+    cols = st.columns(len(buttons))
+    for col, (text, picked) in zip(cols, buttons):
+        col.button(text, key=f"cmp_vote_{conversation}_{turn}_{picked}", disabled=disabled, width="stretch",
+                   on_click=_cast, args=(store, conversation, turn, order, replies, measures, owner, picked))
+    if "cmp_vote_error" in st.session_state:
+        st.error(literal(st.session_state.pop("cmp_vote_error")))
+    if current is not None:
+        st.caption(f"Your vote: **{describe_vote(current, order)}**. Click another button to change it.")
+    return current
+
+
+def describe_vote(vote: Vote, order: list[str]) -> str:
+    labels = dict(zip(order, column_labels(len(order))))
+    if vote.winner == TIE:
+        return "tie"
+    if vote.bad:
+        return "both bad" if len(vote.methods) == 2 else "all bad"
+    return f"{labels.get(vote.winner, '?')} ({vote.winner}) is better"
+
+
+def ranking_tables(outcomes: list[tuple[tuple[str, ...], str]]):
+    """(standings table, win-rate table) of a ranking, or (None, None) with no votes."""
+    if not outcomes:
+        return None, None
+    ranking = _ranking(tuple(outcomes))
+    table = pd.DataFrame([{"method": s.method, "strength": s.strength, "95% low": s.low, "95% high": s.high,
+                           "votes": s.votes, "wins": s.wins, "losses": s.losses, "ties": s.ties, "bad": s.bad}
+                          for s in ranking.standings])
+    matrix = pd.DataFrame([[None if r is None else round(r, 2) for r in row] for row in ranking.win_rate],
+                          index=list(ranking.methods), columns=list(ranking.methods))
+    return table, matrix
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _ranking(outcomes: tuple):
+    return rank(list(outcomes), bootstrap=RANKING_BOOTSTRAP, seed=0)
+
+
+def ranking_panel(store: VoteStore, owner: str) -> None:
+    """The rankings from the owner's votes and from everyone's who shares the database, with the
+    measures' agreement with the owner's votes."""
+    st.subheader("Rankings")
+    st.caption("Bradley-Terry strength (log-odds, methods average 0; ties count half a win; 'bad' votes are counted, "
+               f"not ranked) with a 95% bootstrap interval ({RANKING_BOOTSTRAP} resamples). Win rate: the row's share of "
+               "its comparisons with the column.")
+    mine = store.votes(owner=owner)
+    scopes = {"Your votes": [(v.methods, v.winner) for v in mine], "Everyone's votes": store.outcomes_of_everyone()}
+    for tab, (name, outcomes) in zip(st.tabs(list(scopes)), scopes.items()):
+        with tab:
+            table, matrix = ranking_tables(outcomes)
+            if table is None:
+                st.info("No votes yet: vote on a turn above and the ranking appears here.")
+                continue
+            st.caption(f"{len(outcomes)} votes")
+            st.dataframe(table, hide_index=True, width="stretch",
+                         column_config={k: st.column_config.NumberColumn(format="%+.2f") for k in ("strength", "95% low", "95% high")})
+            st.markdown("Win rate (row against column)")
+            st.dataframe(matrix, width="stretch")
+    found = [a for a in agreements(mine) if a.pairs]
+    if found:
+        st.markdown("**The measures against your votes**: how often the reply the measure scores higher is the one you chose "
+                    "(50% = chance; Wilson 95% interval).")
+        st.dataframe(pd.DataFrame([{"measure": a.measure, "agreement": a.rate, "95% low": a.low, "95% high": a.high,
+                                    "pairs": a.pairs, "undecided": a.undecided} for a in found]),
+                     hide_index=True, width="stretch")
+
+
+def items_panel(store: VoteStore, owner: str) -> None:
+    """Vote on the items of a scripted comparison: upload DIR/compare.jsonl, then judge its turns blind."""
+    upload = st.file_uploader("A compare.jsonl written by `python -m core compare`", type=["jsonl"], key="cmp_upload")
+    if upload is not None and st.session_state.get("cmp_upload_name") != upload.name + str(upload.size):
+        path = resources.local_folder() / "compare-upload.jsonl"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(upload.getvalue())
+            st.session_state[ITEMS_KEY] = read_items(path)
+            st.session_state["cmp_upload_name"] = upload.name + str(upload.size)
+        except (ValueError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            st.error(literal(f"Not a compare file: {err}"))
+            return
+        finally:
+            path.unlink(missing_ok=True)
+    items = st.session_state.get(ITEMS_KEY) or []
+    if not items:
+        st.info("Run `python -m core compare --methods base,rag --script FILE --out DIR` and upload DIR/compare.jsonl "
+                "to vote on its turns here.")
+        return
+    index = st.number_input("Item", min_value=1, max_value=len(items), value=1, step=1, key="cmp_item") - 1
+    item = items[int(index)]
+    order = shown_order(item["methods"], item["compare"], int(item["item"]), owner)
+    st.markdown(f"**User:** {literal(item['user'])}")
+    current = store.get(item["compare"], int(item["item"]), owner=owner)
+    revealed = current is not None
+    for col, label, method in zip(st.columns(len(order)), column_labels(len(order)), order):
+        with col:
+            st.markdown(header(label, method, revealed))
+            st.markdown(literal(item["replies"][method]["reply"]))
+    fields = vote_fields(item, order)
+    vote_bar(store, fields["conversation"], fields["turn"], order, fields["replies"], fields["measures"], owner)
+    if revealed and item.get("expected"):
+        st.caption(f"Expected answer: {literal(', '.join(item['expected']))}")

@@ -1,0 +1,151 @@
+"""The live half of the Compare page: one message answered by several methods at once, each
+through core.conversation's round in a conversation of its own, drawn blind into columns.
+
+The conversation service runs one method per stored conversation (its turns are one linear
+dialogue), so a comparison is a group of per-method conversations that receive the same user
+messages: each method keeps its own memory and its own replies. The group's key (the vote's
+`conversation`) is its conversation ids joined by commas; the address holds it, so a reload
+reopens the comparison.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core.conversation import ConversationService, MethodProgress, ReplyStored, ReplyText, Working, judgement_of
+from core.dialogue import Reply
+from core.store import Store, StoredTurn
+from core.votes.measures import cs_of
+from core.votes.model import column_labels
+from ui import consistency, replies
+from ui.safe import literal
+
+GROUP = "cmp_group"  # session: {method: conversation id}, in the order the methods were chosen
+PENDING = "cmp_pending"  # session: the rounds of a message whose run was cut short (kept on the next run)
+QUERY = "compare"  # the address's parameter: the group's conversation ids
+TICK = 0.1  # seconds each round's events wait before the next column's turn (2-4 columns: a page update every <= 0.4 s)
+SHOWN_TURNS = 20  # the latest turns drawn
+
+
+def group_key(group: dict[str, str]) -> str:
+    return ",".join(group.values())
+
+
+def reopen(store: Store, owner: str) -> dict[str, str]:
+    """The comparison in the session, else the one named in the address (conversations this owner
+    can read; an id of someone else's is ignored, as a missing one)."""
+    if GROUP in st.session_state:
+        return st.session_state[GROUP]
+    group = {}
+    for cid in [c for c in st.query_params.get(QUERY, "").split(",") if c][:4]:
+        try:
+            info = store.conversation(cid, owner=owner)
+        except KeyError:
+            continue
+        if info.method and info.method not in group:
+            group[info.method] = cid
+    st.session_state[GROUP] = group if len(group) >= 2 else {}
+    return st.session_state[GROUP]
+
+
+def keep_interrupted(service: ConversationService) -> bool:
+    """Rounds of a message whose run stopped (Stop, another click) are kept now: the user's message
+    and each reply's text so far, marked stopped. True when there were any."""
+    pending = st.session_state.pop(PENDING, None) or []
+    for p in pending:
+        service.keep(p)
+    return bool(pending)
+
+
+@dataclass(frozen=True)
+class Row:
+    index: int  # the user turn's number in the comparison
+    user: str
+    replies: dict[str, StoredTurn]  # method -> the stored reply turn
+
+
+def rows(store: Store, group: dict[str, str], owner: str) -> tuple[list[Row], bool]:
+    """The comparison's turns (the latest SHOWN_TURNS), and whether the conversations went apart
+    (a method's round failed while another's was stored): rows stop where they differ."""
+    pairs = {}
+    for method, cid in group.items():
+        stored = store.turns(cid, owner=owner)
+        pairs[method] = [(u, a) for u, a in zip(stored[::2], stored[1::2]) if u.turn.role == "user" and a.reply is not None]
+    count = min(len(p) for p in pairs.values())
+    out, apart = [], any(len(p) != count for p in pairs.values())
+    for k in range(count):
+        users = {pairs[m][k][0].turn.text for m in group}
+        if len(users) != 1:
+            apart = True
+            break
+        out.append(Row(k, users.pop(), {m: pairs[m][k][1] for m in group}))
+    return out[-SHOWN_TURNS:], apart
+
+
+def blind_caption(reply: Reply) -> str:
+    """What a column says about its reply before the vote: no method name."""
+    line = f"{sum(reply.timings.values()):.2f} s · {reply.llm_calls} LLM call(s)"
+    return line + " · stopped" if reply.stopped else line
+
+
+def draw_reply(stored: StoredTurn, key: str, revealed: bool) -> None:
+    st.markdown(literal(stored.turn.text) if stored.turn.text.strip() else "*(no text)*")
+    st.caption(blind_caption(stored.reply))
+    consistency.render(judgement_of(stored.checks))
+    if revealed:
+        replies.render_details(stored.reply, key=key)
+
+
+def measures_of(row: Row) -> dict:
+    """What the vote keeps of each reply's automatic measures: its CS, where it was judged."""
+    out = {}
+    for method, stored in row.replies.items():
+        cs = cs_of(stored.checks)
+        if cs is not None:
+            out[method] = {"cs": cs}
+    return out
+
+
+def answer(service: ConversationService, group: dict[str, str], order: list[str], message: str,
+           max_tokens: int) -> dict[str, ReplyStored]:
+    """Send `message` to every method of the group at once and draw the replies blind, in `order`,
+    as they stream. Leaving early (Stop, another click: Streamlit stops the run at a page update)
+    stops every round; each keeps the message and its partial reply, marked stopped."""
+    rounds = {m: service.start(group[m], m, message) for m in order}
+    st.session_state[PENDING] = [r.pending for r in rounds.values()]
+    boxes = {}
+    for col, label, method in zip(st.columns(len(order)), column_labels(len(order)), order):
+        with col:
+            st.markdown(f"**{label}**")
+            boxes[method] = (st.empty(), st.empty())  # status line, text
+    done: dict[str, ReplyStored] = {}
+    with ExitStack() as stack:
+        for r in rounds.values():
+            stack.enter_context(r)
+        events = {m: rounds[m].events(max_tokens=max_tokens, tick_s=TICK) for m in order}
+        texts = dict.fromkeys(order, "")
+        while len(done) < len(order):
+            for method in order:
+                if method in done:
+                    continue
+                event = next(events[method])
+                status, text = boxes[method]
+                if isinstance(event, ReplyText):
+                    texts[method] += event.piece
+                    text.markdown(literal(texts[method]))
+                elif isinstance(event, (Working, MethodProgress)):
+                    status.caption(f"working… {event.elapsed_s:.0f} s")
+                elif isinstance(event, ReplyStored):
+                    done[method] = event
+                    status.caption(f"done in {event.seconds:.1f} s")
+                    if not event.streamed:
+                        text.markdown(literal(event.reply.text))
+        with st.spinner("Updating the methods' memories…"):
+            for method in order:
+                for _ in events[method]:
+                    pass
+    st.session_state.pop(PENDING, None)
+    return done
