@@ -8,14 +8,19 @@ the method's evidence, so a study's transcript can be read back and scored.
 
 from __future__ import annotations
 
+import functools
 import json
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from core.dialogue import ASSISTANT, USER, Dialogue, Turn, chat_day
-from core.methods import Method, ReplyStream, Toolkit, create_method
+from core.conversation import (ConversationService, MethodProgress, ReplyJudge, ReplyStored, ReplyText, judge_consistency,
+                               judgement_of)
+from core.dialogue import Dialogue, chat_day
+from core.methods import Method, Toolkit, create_method
+from core.store import Store
 
 
 class ScriptError(ValueError):
@@ -55,47 +60,60 @@ def read_script(path: str | Path) -> list[ScriptStep]:
 
 
 class ChatSession:
-    """One method's conversations, one after another: what the Chat page does, without a page."""
+    """One method's conversations, one after another: the Chat page's round without a page. Each
+    reply goes through core.conversation (the same dating of turns, one write for both turns,
+    memory saved) into `store`, by default a temporary SQLite file removed with the session.
+    `judge`: the reply's consistency check, as the page stores it (`nli_judge()`), or None."""
+
+    OWNER = "local:chat"
 
     def __init__(self, method_name: str, tools: Toolkit, config=None, max_tokens: int = 0,
-                 today: Callable[[], str] = chat_day) -> None:
+                 today: Callable[[], str] = chat_day, store: Store | None = None, judge: ReplyJudge | None = None) -> None:
         self.method_name = method_name
-        self.today = today  # the date each turn is said on, as the Chat page gives it
         self.tools = tools
         self.config = config
         self.max_tokens = max_tokens  # bound on each reply (0 = the method's own setting)
+        if store is None:
+            self._folder = tempfile.TemporaryDirectory(prefix="chat-")
+            store = Store(Path(self._folder.name) / "chat.sqlite3")
+        self.store = store
+        self.instances: dict[str, Method] = {}
+        self.service = ConversationService(store, self.OWNER, lambda name: create_method(name, tools, config),
+                                           instances=self.instances, judge=judge, today=today)
         self.dialogue_index = -1
         self.new_dialogue()
 
     def new_dialogue(self) -> None:
+        """A fresh conversation (and so a fresh memory)."""
         self.dialogue_index += 1
-        self.dialogue = Dialogue(id=f"script-{self.dialogue_index}")
-        self.method: Method = create_method(self.method_name, self.tools, self.config)
+        self.conversation_id = self.store.create_conversation(f"script-{self.dialogue_index}", method=self.method_name,
+                                                              owner=self.OWNER)
+        self.method: Method = self.service.method(self.conversation_id, self.method_name)
         self.turn_index = 0
 
+    @property
+    def dialogue(self) -> Dialogue:
+        return self.store.dialogue(self.conversation_id, owner=self.OWNER)
+
     def send(self, text: str, sink: Callable[[str], None] | None = None) -> dict:
-        """Answer `text` (streamed to `sink` when given), take the round into memory, and return
-        the record of the exchange."""
+        """Answer `text` (streamed to `sink` when given), store the round, take it into memory, and
+        return the record of the exchange."""
         t0 = time.perf_counter()
         first: dict[str, float] = {}  # when the reply first showed progress, a partial trace, text: as a page would
-
-        def on_progress(event) -> None:
-            first.setdefault("progress", time.perf_counter() - t0)
-            if event.trace is not None:
-                first.setdefault("trace", time.perf_counter() - t0)
-
-        def write(piece: str) -> None:
-            first.setdefault("text", time.perf_counter() - t0)
-            (sink or _discard)(piece)
-
-        stream = ReplyStream(sink=write, max_tokens=self.max_tokens, progress=on_progress)
-        reply = self.method.respond_streaming(self.dialogue, text, stream)
-        seconds = time.perf_counter() - t0
-        session = self.dialogue.next_session
-        day = self.today()
-        for turn in (Turn(USER, text, session=session, date=day), Turn(ASSISTANT, reply.text, session=session, date=day)):
-            self.method.observe(self.dialogue.add(turn))
-        self.method.wait()  # memory is up to date before the next message, as in the app
+        stored = None
+        with self.service.start(self.conversation_id, self.method_name, text) as round_:
+            for event in round_.events(max_tokens=self.max_tokens, tick_s=60.0):
+                if isinstance(event, MethodProgress):
+                    first.setdefault("progress", time.perf_counter() - t0)
+                    if event.progress.trace is not None:
+                        first.setdefault("trace", time.perf_counter() - t0)
+                elif isinstance(event, ReplyText):
+                    first.setdefault("text", time.perf_counter() - t0)
+                    (sink or _discard)(event.piece)
+                elif isinstance(event, ReplyStored):
+                    stored = event
+        reply, seconds = stored.reply, stored.seconds
+        self.method = self.instances[self.service.instance_key(self.conversation_id, self.method_name)]
         record = {
             "dialogue": self.dialogue_index,
             "turn": self.turn_index,
@@ -112,8 +130,18 @@ class ChatSession:
             "evidence": [{"text": e.text, "score": round(float(e.score), 4), "source": e.source, "kind": e.kind}
                          for e in reply.evidence],
         }
+        if stored.checks is not None and (judged := judgement_of(stored.checks)) is not None:
+            record["consistency"] = {"label": judged.label, "cs": round(judged.consistency, 4)}
         self.turn_index += 1
         return record
+
+
+def nli_judge() -> ReplyJudge:
+    """The page's consistency judgement (the project's NLI model, loaded on the first reply)."""
+    from core.metrics.nli import load_nli
+
+    scorer = functools.cache(load_nli)
+    return functools.partial(judge_consistency, scorer)
 
 
 def _discard(piece: str) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.conversation import ConversationService, load_memory, save_memory
+from core.methods import METHODS, method_class
 from core.methods.dsmart import rdf_import
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.method import memory_from_state, pack_state, split_state
 from ui import conversations, graphs, owner, resources, safe, state, warmup
 
-DSM_METHODS = ("dsm", "dsmart")
+GRAPH_METHODS = [name for name in METHODS if method_class(name).keeps_memory_graph]  # dsm, dsmart
 
 st.set_page_config(page_title="Memory graph", page_icon="🕸️", layout="wide")
 warmup.start()  # shared models load in the background while the page is read
@@ -23,40 +25,39 @@ st.caption("D-SMART's Dynamic Structured Memory: an OWL knowledge graph of the d
 
 infos = {c.id: c for c in store.list_conversations(owner=me)}
 if not infos:
-    st.info("No conversations yet. Chat with the `dsm` method on the Chat page, then come back here.")
+    st.info(f"No conversations yet. Chat with the `{GRAPH_METHODS[0]}` method on the Chat page, then come back here.")
     st.stop()
 ids = list(infos)
 current = st.session_state.get(state.CONVERSATION)
 with st.sidebar:
     cid = st.selectbox("Conversation", ids, index=ids.index(current) if current in ids else 0,
-                       format_func=lambda i: conversations.label(infos[i]), key="memory_graph_conversation")
+                       format_func=conversations.labels(infos.values()).get, key="memory_graph_conversation")
 read_only = infos[cid].read_only
 
 
 def find_memory(cid: str):
     """(memory, where it came from, how to persist it): this user's live method instance first,
     else the memory stored with the conversation."""
-    for name in DSM_METHODS:
-        method = st.session_state.get(f"method:{cid}:{name}")
-        if method is not None and hasattr(method, "memory"):
+    for name in GRAPH_METHODS:
+        method = st.session_state.get(ConversationService.instance_key(cid, name))
+        if method is not None:
             method.wait()  # a finished graph, never a half-merged one
-            save = lambda m=method, n=name: store.put_artifact(cid, f"method:{n}", m.observed.to_bytes(8, "little") + m.save_state(),
-                                                               owner=me)
+            save = lambda m=method, n=name: save_memory(store, cid, n, m.observed, m.save_state(), owner=me)
             return method.memory, f"live `{name}` session", save
-    for name in DSM_METHODS:
-        saved = store.get_artifact(cid, f"method:{name}", owner=me)
+    for name in GRAPH_METHODS:
+        saved = load_memory(store, cid, name, owner=me)
         if saved is not None:
-            memory = memory_from_state(saved[8:])
-            pending = split_state(saved[8:])[0]
-            save = lambda m=memory, n=name, head=saved[:8], p=pending: store.put_artifact(
-                cid, f"method:{n}", head + pack_state(m.save(), p), owner=me)
+            memory = memory_from_state(saved.state)
+            pending = split_state(saved.state)[0]
+            save = lambda m=memory, n=name, s=saved, p=pending: save_memory(store, cid, n, s.observed, pack_state(m.save(), p),
+                                                                         owner=me)
             return memory, f"stored `{name}` memory", save
     return None, "", None
 
 
 def build_from_turns(cid: str) -> None:
     """Replay the stored turns through memory maintenance (for conversations held with other
-    methods) and store the result as the `dsm` memory, so chatting with `dsm` continues from it."""
+    methods) and store the result as the first graph method's memory, so chatting with it continues from it."""
     settings = state.llm_settings()  # the weak local model takes no part in maintenance: don't load it
     memory = DynamicStructuredMemory(state.current_llm() if settings.is_strong else None, strong=settings.is_strong)
     dialogue = store.dialogue(cid, owner=me)
@@ -64,10 +65,10 @@ def build_from_turns(cid: str) -> None:
         question = " ".join(t.text for t in group if t.role == "user")
         answer = " ".join(t.text for t in group if t.role != "user")
         memory.observe_round(question, answer, index)
-    store.put_artifact(cid, "method:dsm", len(dialogue).to_bytes(8, "little") + pack_state(memory.save()), owner=me)
+    save_memory(store, cid, GRAPH_METHODS[0], len(dialogue), pack_state(memory.save()), owner=me)
 
 
-memory, source, save_memory = find_memory(cid)
+memory, source, persist = find_memory(cid)
 if memory is None:
     st.info("This conversation has no D-SMART memory yet (it was held with another method).")
     if read_only:
@@ -138,5 +139,5 @@ with tab_export:
         except ValueError as err:
             st.error(f"Nothing imported: {safe.literal(str(err))}")  # the reason quotes the file
         else:
-            save_memory()
+            persist()
             st.success(f"Imported {len(record.facts_added)} facts; {len(record.pruned)} older facts pruned.")

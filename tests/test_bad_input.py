@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from core.config import LLMSettings
 from core.limits import MAX_MESSAGE_CHARS, InvalidMessage, clean_message
 from core.llm import LLMError, make_llm
+from core.conversation import load_memory
 from core.store import Store
 from tests.llm_stub import LLMStub
 from tests.page_fixtures import stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)
@@ -338,7 +339,7 @@ def test_a_planted_key_never_reaches_pages_logs_exports_or_results(app_env, tiny
         assert "***" in turns[1].turn.text  # the echoed key was redacted before anything kept it
         from core.methods.dsmart.method import memory_from_state
 
-        memory = memory_from_state(store.get_artifact(conv.id, "method:dsm", owner=ME)[8:])
+        memory = memory_from_state(load_memory(store, conv.id, "dsm", owner=ME).state)
         exports = memory.to_turtle() + memory.to_trig() + memory.to_jsonld()
         # a benchmark run from the command line (in this process) with the key in the environment
         from core.cli import main

@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from core.conversation import unpack_memory
 from core.methods import method_class
 from core.store import Store
 from tests.app_process import AppProcess
 from tests.llm_stub import LLMStub
 from tests.page_fixtures import tiny_nli_folder  # noqa: F401 (fixture)
 from tests.st_client import StreamlitClient
+from ui import conversations
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "durability-test-secret"
@@ -117,14 +119,15 @@ def test_sigkill_mid_reply_and_mid_memory_update_loses_nothing_saved(tmp_path, t
             client = StreamlitClient(app.url, cookies=owner_cookie())
             client.open("Chat")
             client.pick("Method", DSM_OPTION)
-            client.pick("Conversation", "My dog is called Rex. (4 turns)")  # the cookie brought the owner back
+            [conv] = Store(db).list_conversations(owner=OWNER)
+            client.pick("Conversation", conversations.label(conv))  # the cookie brought the owner back
             assert "I live in Paris" in client.last.text().replace("\\", "")
             again = client.chat("I have a cat too.")
             assert not again.errors
             turns, memory, settings = saved(db)
             assert turns[4:] == ["I have a cat too.", "You said: I have a cat too."]
-            assert int.from_bytes(memory[:8], "little") == 6  # the graph now covers all six turns
-            graph = memory_from_state(memory[8:]).to_turtle()
+            assert unpack_memory(memory).observed == 6  # the graph now covers all six turns
+            graph = memory_from_state(unpack_memory(memory).state).to_turtle()
             assert "paris" in graph.lower() and "rex" in graph.lower()
             # 3. killed while the endpoint is still answering: nothing of that round is saved, nothing else lost
             stub.mode = "hang"
