@@ -12,6 +12,8 @@ from core.llm.cost import totals
 
 def caption(reply: Reply) -> str:
     total = sum(reply.timings.values())
+    if reply.stopped:  # kept as far as it was written when Stop or another message cut it short
+        return f"{reply.method} · {reply.model} · stopped before it was finished (the text above is what it had written)"
     line = f"{reply.method} · {reply.model} · {total:.2f} s · {reply.llm_calls} LLM call(s)"
     if reply.cost:
         used = totals(reply.cost)
@@ -44,6 +46,8 @@ def timings_frame(reply: Reply) -> pd.DataFrame:
 
 def render_details(reply: Reply, key: str) -> None:
     st.caption(caption(reply))
+    if reply.stopped:  # no evidence, timings or trace were kept
+        return
     with st.expander("Evidence, timings and trace"):
         tabs = st.tabs(["Evidence", "Timings", "Trace"])
         with tabs[0]:
