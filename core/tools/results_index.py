@@ -2,10 +2,11 @@
 
 Each kept file is one run's summary (or a tool's output). The index reads, per file: the command it
 records (`command`, written by `python -m core bench` since 2026-11-25 and by the tools), else the
-benchmark's base command rebuilt from its header (the docs give the options); the code version
-(`0.1.0+COMMIT`, '-dirty' when the tree had uncommitted changes); and the docs that name the file
-or its run folder. `--check` fails when README.md's index is not what this would write (a test runs
-it), so a file added to results/ without an index line is caught.
+one listed for it under COMMANDS_HEADING in README.md (taken from the docs that quote the file);
+the code version (`0.1.0+COMMIT`, '-dirty' when the tree had uncommitted changes); and the docs
+that name the file, its run folder, its folder under results/, `NAME.*`, or (in a table that names a
+sibling) its suffix `-SUFFIX`. `--check` fails when README.md's index is not what this would write (a
+test runs it), so a file added to results/ without an index line is caught.
 
     .venv/bin/python -m core results-index [--check]
 """
@@ -18,7 +19,10 @@ import re
 from pathlib import Path
 
 BEGIN, END = "<!-- index: python -m core results-index -->", "<!-- end of index -->"
-_BRACES = re.compile(r"([\w./-]*)\{([^{}]+)\}([\w./-]*)")
+COMMANDS_HEADING = "## Commands of the files that do not record theirs"
+NO_COMMAND = "not recorded: add it under " + COMMANDS_HEADING.removeprefix("## ")
+_LISTED = re.compile(r"^- `([^`]+)`: `([^`]+)`", re.M)
+_BRACES = re.compile(r"([\w./-]*)\{([^{}]+)\}([\w./*-]*)")
 
 
 def add_arguments(parser) -> None:
@@ -58,12 +62,16 @@ def header(path: Path) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def command_of(data: dict) -> str:
+def listed_commands(readme_text: str) -> dict[str, str]:
+    """file -> command, from the list under COMMANDS_HEADING in results/README.md."""
+    section = readme_text.partition(COMMANDS_HEADING)[2].split("\n## ", 1)[0]
+    return dict(_LISTED.findall(section))
+
+
+def command_of(data: dict, listed: str | None = None) -> str:
     if data.get("command"):
         return str(data["command"])
-    if data.get("benchmark") and data.get("data"):
-        return f"python -m core bench {data['benchmark']} --data {data['data']} ... (options: see the doc)"
-    return "see the doc"
+    return listed or NO_COMMAND
 
 
 def clean_tree(version: str | None) -> str:
@@ -72,20 +80,41 @@ def clean_tree(version: str | None) -> str:
     return "no (dirty)" if version.endswith("-dirty") else "yes"
 
 
+def quotes(text: str, name: str, siblings: tuple[str, ...] = ()) -> bool:
+    """Whether a doc's text names results/`name`: the file, its run folder ('.workbench/runs/STEM',
+    not a benchmark of the same name), `STEM.*`, its folder under results/ when the doc names none
+    of the folder's files (`siblings`) one by one, or `-SUFFIX` in backticks where the doc also
+    names a sibling file PREFIX-... (a table abbreviating a series of runs)."""
+    path = Path(name)
+    base = path.name.split(".")[0]
+    stem = path.name.rsplit(".", 1)[0]
+    alone = r"(?![\w-])"
+    if re.search(rf"(?<![\w-])(?:{re.escape(path.name)}|runs/{re.escape(stem)}){alone}|results/(?:[\w.-]+/)*{re.escape(base)}\.\*", text):
+        return True
+    if path.parent != Path(".") and re.search(rf"results/{re.escape(path.parent.as_posix())}/(?![\w.-])", text) \
+            and not any(Path(other).name in text for other in siblings):
+        return True
+    for suffix in re.findall(r"`-([\w.-]+)`", text):
+        prefix = base[: -len(suffix) - 1]
+        if base.endswith("-" + suffix) and prefix and re.search(rf"(?<![\w-]){re.escape(prefix)}-", text):
+            return True
+    return False
+
+
 def rows(repo: Path) -> list[dict]:
     docs = {p.relative_to(repo).as_posix(): expand_braces(p.read_text(encoding="utf-8"))
             for p in itertools.chain([repo / "README.md"], sorted((repo / "docs").glob("*.md")))}
+    readme = repo / "results" / "README.md"
+    listed = listed_commands(readme.read_text(encoding="utf-8")) if readme.is_file() else {}
+    files = [p.relative_to(repo / "results").as_posix() for p in sorted((repo / "results").rglob("*"))
+             if p.is_file() and p.name != "README.md"]
     out = []
-    for path in sorted((repo / "results").rglob("*")):
-        if not path.is_file() or path.name == "README.md":
-            continue
-        name = path.relative_to(repo / "results").as_posix()
+    for name in files:
+        path = repo / "results" / name
         data = header(path)
-        stem = path.name.rsplit(".", 1)[0]
-        # the file's name, or its run folder ('.workbench/runs/NAME'), not a benchmark of the same name
-        named = rf"(?<![\w-])(?:{re.escape(path.name)}|runs/{re.escape(stem)})(?![\w-])"
-        quoted = [d for d, text in docs.items() if re.search(named, text)]
-        out.append({"file": name, "command": command_of(data), "code_version": data.get("code_version") or "-",
+        siblings = tuple(f for f in files if Path(f).parent == Path(name).parent)
+        quoted = [d for d, text in docs.items() if quotes(text, name, siblings)]
+        out.append({"file": name, "command": command_of(data, listed.get(name)), "code_version": data.get("code_version") or "-",
                     "clean": clean_tree(data.get("code_version")), "quoted_in": quoted})
     return out
 
@@ -93,7 +122,8 @@ def rows(repo: Path) -> list[dict]:
 def markdown(table: list[dict]) -> str:
     lines = ["| file | command | code version | clean tree | quoted in |", "| --- | --- | --- | --- | --- |"]
     for r in table:
-        where = ", ".join(f"[{Path(d).name}](../{d})" for d in r["quoted_in"]) or "nowhere (archive/)"
+        where = ", ".join(f"[{Path(d).name}](../{d})" for d in r["quoted_in"]) \
+            or ("nowhere (archive/)" if r["file"].startswith("archive/") else "nowhere")
         command = r["command"].replace("|", "\\|")
         lines.append(f"| `{r['file']}` | `{command}` | {r['code_version']} | {r['clean']} | {where} |")
     return "\n".join(lines)
