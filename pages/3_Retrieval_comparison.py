@@ -148,11 +148,13 @@ with runs_tab:
                                         f"{header.get('questions')} questions · {header.get('code_version')}"))
                 st.plotly_chart(ur.level_chart(frame), key=f"saved-levels:{pick.name}")
     root = runs.runs_root()
+    with st.expander("Run a small benchmark here", expanded=not (root.is_dir() and ur.find_runs(root))):
+        ur.small_run_panel(root)
     found_runs = ur.find_runs(root) if root.is_dir() else []
     chosen = st.multiselect("Run folders", [str(p) for p in found_runs], default=[str(p) for p in found_runs[:1]],
                             help=f"locomo-retrieval / longmemeval-retrieval runs under {root}")
     extra = st.text_input("Another run folder", help="any folder written by `python -m core bench locomo-retrieval --out DIR`")
-    folders = chosen + ([extra] if extra.strip() else [])
+    folders = list(dict.fromkeys(chosen + st.session_state.get(ur.SMALL_RUNS, []) + ([extra] if extra.strip() else [])))
     for folder in folders:
         if not (Path(folder) / "summary.json").is_file():
             st.warning(f"No summary.json in {safe.literal(folder)}")
@@ -187,8 +189,8 @@ with runs_tab:
         with st.expander("Settings"):
             st.code(ur.read_summary_settings(summary), language="json")
     if not folders:
-        st.info(f"No retrieval runs under {root} yet. Run e.g. `python -m core bench locomo-retrieval "
-                f"--data ../shared/data/locomo/locomo_dev.json --out {root}/locomo-retrieval`.")
+        st.info(f"No retrieval runs under {root} yet: run a small one above, or a full one from the command line "
+                f"(`python -m core bench locomo-retrieval --data ../shared/data/locomo/locomo_dev.json --out {root}/locomo-retrieval`).")
     knowledge.render_runs(root)
 
 with qa_tab:  # bench locomo-qa / longmemeval-qa runs, beside the published figures

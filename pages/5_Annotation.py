@@ -42,6 +42,16 @@ with st.sidebar:
         st.query_params["task"] = task_id
 
 st.title("Annotation")
+keys = ua.SHORTCUTS
+if not tasks:
+    st.markdown("**Start here:** make a task under **Import** below: upload a file of facts, or pick a data set on this "
+                "server, a benchmark run or one of your chats, then press **Import**.")
+elif annotator is None:
+    st.markdown("**Start here:** type your annotator name in the sidebar, then judge the task's facts one by one.")
+else:
+    st.markdown(f"**Next:** judge each fact under **Label**: **Supports** ({keys['label:Supports']}), **Refutes** "
+                f"({keys['label:Refutes']}) or **Not Enough Info** ({keys['label:Not Enough Info']}); "
+                f"**{keys['next']}** moves to the next fact.")
 st.caption("Judge each atomic fact of a response against the dialogue and the evidence: **Supports**, **Refutes** or "
            "**Not Enough Info**. Every label is saved the moment it is given (SQLite), with its history. Tasks belong to "
            "this workspace: nobody in another workspace lists, opens or exports them. Each annotator sees only their own "

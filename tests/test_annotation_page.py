@@ -263,3 +263,22 @@ def test_annotators_against_the_shipped_offline_verifier(store):
         shown = row["kappa vs verifier nli"]
         assert float("nan" if shown is None else shown) == pytest.approx(expected, nan_ok=True)  # None: undefined
     assert len(view.get("plotly_chart")) == 2  # the pair's heatmap and one against the verifier
+
+
+def test_the_first_line_says_what_to_do_next(store):
+    """A newcomer is told where to start: make a task, then type a name, then the label keys."""
+    def first_line(at: AppTest) -> str:
+        return at.main.markdown[0].value
+
+    at = page(ALICE)
+    assert not at.exception
+    assert first_line(at).startswith("**Start here:** make a task under **Import** below")
+    import_sample(at)
+    assert not at.exception and first_line(at).startswith("**Start here:** type your annotator name in the sidebar")
+    at = page(ALICE, annotator="ana")
+    line = first_line(at)
+    assert line.startswith("**Next:** judge each fact under **Label**")
+    for name, key in SHORTCUTS.items():  # the keys named are the keys the buttons answer to
+        if name.startswith("label:"):
+            assert f"**{name[6:]}** ({key})" in line
+    assert f"**{SHORTCUTS['next']}** moves to the next fact" in line

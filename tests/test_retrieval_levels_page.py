@@ -72,3 +72,33 @@ def test_runs_tab_charts_a_saved_levels_summary(app_env, tmp_path, monkeypatch):
     next(s for s in at.selectbox if s.label == "Measured run").set_value(results / "retrieval-levels-tiny.json").run()
     assert not at.exception
     assert any("per chunk level and method" in c.proto.spec and '"bm25"' in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def test_a_small_benchmark_runs_on_the_page_and_is_charted(app_env, tmp_path, monkeypatch, shared_data):
+    """A first visit has no run: the page offers a small `bench locomo-retrieval` on one LoCoMo
+    conversation, shows its progress, and charts the finished run (issue 41)."""
+    import ui.retrieval as ur
+    from core.eval import read_run
+
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("WORKBENCH_RUNS", str(runs))
+    monkeypatch.setenv("WORKBENCH_EMBEDDER", "hashing")  # the lexical stand-in: no model to load in a unit test
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    assert not at.exception
+    [panel] = [e for e in at.expander if e.label == "Run a small benchmark here"]
+    assert panel.proto.expanded  # open while there is no run to chart
+    at.text_input(key="small_run_data").set_value(str(shared_data / "locomo" / "locomo_dev.json")).run()
+    assert at.selectbox(key="small_run_conversation").value == "conv-26"
+    at.slider(key="small_run_questions").set_value(5).run()
+    at.button(key="small_run_start").click().run()
+    assert not at.exception
+    [bar] = at.get("progress")
+    assert bar.proto.value == 100 and bar.proto.text == "5 of 5 questions"
+    [folder] = runs.glob("locomo-retrieval-conv-26-*")
+    summary, items = read_run(folder)
+    assert len(items) == 5 and summary["settings"]["methods"] == list(ur.SMALL_RUN_METHODS)
+    assert "--conversations conv-26" in summary["command"] and "--limit 5" in summary["command"]
+    assert all(set(ur.SMALL_RUN_METHODS) <= set(i["methods"]) for i in items)
+    charts = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("per method and group" in spec and '"sgmem-t"' in spec for spec in charts)  # the run's recall chart
+    assert any("Done in" in s.value for s in at.success)

@@ -218,6 +218,61 @@ def find_runs(root: Path) -> list[Path]:
     return runs.find_runs(root, ("locomo-retrieval", "longmemeval-retrieval", "opendialkg-triples"))
 
 
+# A run small enough to wait for on the page: three retriever families at turn level, one conversation.
+SMALL_RUN_METHODS = ("bm25-t", "rag-t", "sgmem-t")
+SMALL_RUN_QUESTIONS = 20
+
+
+def small_run_argv(data: Path, out: Path, conversation: str, questions: int, embedder: str) -> list[str]:
+    """The `python -m core` command line of the page's small run (recorded in its summary)."""
+    return ["bench", "locomo-retrieval", "--data", str(data), "--out", str(out), "--methods", ",".join(SMALL_RUN_METHODS),
+            "--limit", str(int(questions)), "--conversations", conversation, "--embedder", embedder, "--quiet"]
+
+
+def start_small_run(data: Path, conversation: str, questions: int, embedder: str, root: Path):
+    """`bench locomo-retrieval` on one conversation of a LoCoMo file, in a worker thread, built by the
+    command line's own parser (the same run `python -m core bench ...` makes); the page polls the
+    returned BackgroundRun for its progress bar."""
+    from core.cli import bench_context, build_parser
+    from ui.metrics import BackgroundRun
+
+    out = root / f"locomo-retrieval-{conversation}-{time.strftime('%Y%m%d-%H%M%S')}"
+    argv = small_run_argv(data, out, conversation, questions, embedder)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    ctx = bench_context(args)
+    job = BackgroundRun(ctx, total=int(questions))
+    ctx.on_plan = lambda n: setattr(job, "total", n)  # fewer when the conversation has fewer questions
+    return job.start()
+
+
+SMALL_RUNS = "retrieval_small_runs"  # session state: the folders of the runs started on this page
+
+
+def small_run_panel(root: Path) -> None:
+    """Pick a LoCoMo conversation and run the small benchmark with a progress bar; a finished run
+    joins the charts below (its folder is kept under SMALL_RUNS)."""
+    st.caption(safe.literal(f"`bench locomo-retrieval` with {', '.join(SMALL_RUN_METHODS)} on one conversation: its "
+                            f"sessions are indexed, then each question is asked (gold evidence marks the hits). The run is "
+                            f"written under {root}, as the command line writes it."))
+    path = st.text_input("LoCoMo file", value=str(LOCOMO_DEFAULT), key="small_run_data")
+    convs = read_data_file(locomo, path)
+    if not convs:
+        return
+    conversation = st.selectbox("Conversation", [c.sample_id for c in convs], key="small_run_conversation")
+    questions = st.slider("Questions", 5, 100, SMALL_RUN_QUESTIONS, step=5, key="small_run_questions")
+    if not st.button("Run a small benchmark here", type="primary", key="small_run_start"):
+        return
+    job = start_small_run(Path(path), conversation, questions, state.embedder_choice(), root)
+    bar = st.progress(0.0, text="Indexing the conversation…")
+    job.wait(lambda f: bar.progress(f, text=f"{job.done_items()} of {job.total} questions"))
+    if job.error is not None:
+        st.error(safe.literal(f"The run failed: {type(job.error).__name__}: {job.error}"))
+        return
+    st.success(safe.literal(f"Done in {job.summary['wall_s']:.0f} s: {job.ctx.out.name}, charted below."))
+    st.session_state[SMALL_RUNS] = [*st.session_state.get(SMALL_RUNS, []), str(job.ctx.out)]
+
+
 def recall_frame(summary: dict) -> pd.DataFrame:
     """One row per (method, group, metric@k): headline plus every category / question type."""
     rows = []
