@@ -211,3 +211,9 @@ def test_no_block_of_five_lines_repeats_in_the_architecture_page():
             continue  # blank lines and fences repeat by nature
         assert block not in seen, f"lines {seen.get(block, 0) + 1}-{seen.get(block, 0) + 5} repeat at line {i + 1}"
         seen[block] = i
+
+
+def test_no_file_of_core_is_over_600_lines():
+    long = {str(p.relative_to(REPO)): n for p in (REPO / "core").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}
