@@ -145,10 +145,10 @@ def _show(transition, results, reasoning, reason_s) -> None:
                 with st.container(border=True):
                     st.markdown(f"**{rank}.** score {e.score:.3f}")
                     st.text(e.text)  # no markdown, no HTML
-    for name, (_, _, trace, _) in results.items():
-        if trace is not None:
-            with st.expander(f"{name}: search trees", expanded=name == "mcts"):
-                mcts_ui.render_trace(trace, key=f"knowledge:{name}", show_prompt=False)
+    traced = [(name, trace) for name, (_, _, trace, _) in results.items() if trace is not None]
+    for position, (name, trace) in enumerate(traced):
+        with st.expander(f"{name}: search trees", expanded=position == 0):  # the first search's trees open
+            mcts_ui.render_trace(trace, key=f"knowledge:{name}", show_prompt=False)
 
 
 # -- benchmark runs ----------------------------------------------------------------------------------
