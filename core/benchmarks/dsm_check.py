@@ -80,7 +80,7 @@ def answer_number(answer: str) -> float | None:
 def answer_time(answer: str):
     """The typed literal a time answer states: xsd:time for a clock time ('6:00 pm'), a duration for
     a time taken ('25 minutes and 50 seconds (or 25:50)'); None otherwise."""
-    from core.methods.dsmart.values import duration_literal, time_literal
+    from core.methods.dsmart.literals import duration_literal, time_literal
 
     text = re.sub(r"\(.*?\)", "", answer).strip().rstrip(".")
     return time_literal(text) or duration_literal(text)

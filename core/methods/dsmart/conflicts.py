@@ -21,7 +21,7 @@ from rdflib import OWL, RDF, RDFS, Graph, URIRef
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.fragment import is_fact
-from core.methods.dsmart.values import is_amount
+from core.methods.dsmart.literals import is_amount
 from core.methods.dsmart.vocab import FUNCTIONAL, OPPOSITES, RELATION_BASE, bind_prefixes, label_of, ontology, parse_rdf
 
 Triple = tuple

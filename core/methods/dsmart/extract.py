@@ -19,9 +19,9 @@ from typing import ClassVar, Sequence
 
 from rdflib import Graph, Literal, URIRef
 
-from core.methods.dsmart.clauses import Clauses
+from core.methods.dsmart.clause_rules import read
 from core.methods.dsmart.fragment import FragmentBuilder
-from core.methods.dsmart.values import date_literal
+from core.methods.dsmart.literals import date_literal
 from core.methods.dsmart.vocab import ASSISTANT, DSM, USER, entity, slug
 
 
@@ -62,7 +62,7 @@ class SpacyExtractor(Extractor):
         b = FragmentBuilder()
         texts = [plain(u.text) for u in utterances]
         for u, doc in zip(utterances, self.nlp.pipe(texts), strict=True):
-            Clauses(b, u.speaker).sentences(doc)
+            read(doc, b, u.speaker)
         return b.graph
 
 

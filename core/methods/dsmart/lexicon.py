@@ -18,7 +18,7 @@ PERSON_NOUNS = frozenset(
     "uncle cousin grandmother grandfather grandma grandpa neighbor neighbour roommate coach student therapist "
     "tutor mentor instructor trainer niece nephew granddaughter grandson fiance fiancee".split()
 )
-# he / she stand for the one person noun of their gender the utterance names before them (nodes.py)
+# he / she stand for the one person noun of their gender the utterance names before them (node_rules.py)
 FEMALE_NOUNS = frozenset("woman girl sister mother mom mum wife girlfriend daughter aunt niece grandmother grandma "
                          "granddaughter stepmother stepdaughter".split())
 MALE_NOUNS = frozenset("man boy brother father dad husband boyfriend son uncle nephew grandfather grandpa grandson "
@@ -127,7 +127,7 @@ def count_verb(lemma: str) -> str:
     return COUNT_VERBS.get(lemma, lemma)
 
 
-# -- function words the clause rules read (core/methods/dsmart/nodes.py, typed_values.py, clauses.py) --
+# -- function words the clause rules read (core/methods/dsmart/node_rules.py, value_rules.py, clause_rules.py) --
 INCREMENT = frozenset("more another additional extra".split())  # "8 more postcards": an increment, not the count
 OCCASIONS = {"once": 1, "twice": 2, "thrice": 3}  # 'met up twice': a count of times, said by an adverb
 WINDOW_BEFORE = frozenset("last past next previous".split())  # "in the past 3 weeks", "the last 2 years": a window

@@ -2,7 +2,8 @@
 frequencies, each hung on the slot it belongs to: a Quantity of what its owner counted, or the
 activity (a habit, a class) that happens at that time or that often.
 
-A mixin of `Clauses` (clauses.py), beside `Nodes` (nodes.py) and `ChangeStatements` (changes.py).
+A rule family above node_rules.py and change_rules.py (which it calls); clause_rules.py calls it.
+The literals themselves (numbers, clock times, durations, frequency phrases) are read by literals.py.
 """
 
 from __future__ import annotations
@@ -10,27 +11,32 @@ from __future__ import annotations
 from rdflib import Literal, URIRef
 
 from core.methods.dsmart import lexicon as lx
-from core.methods.dsmart.nodes import ent_span, is_number
-from core.methods.dsmart.values import duration_literal, frequency_phrase, parse_number, time_literal
+from core.methods.dsmart.change_rules import ChangeRules
+from core.methods.dsmart.context import ParseContext
+from core.methods.dsmart.literals import duration_literal, frequency_phrase, parse_number, time_literal
+from core.methods.dsmart.node_rules import NodeRules, ent_span, is_number
 from core.methods.dsmart.vocab import DSM, entity, slug
 from core.text import singular
 
 ELIDED_REACH = 20  # tokens back to look for a 'count' noun that a bare number measures
 
 
-class TypedValues:
+class ValueRules:
     """Pass 1: numbers, times, days and frequencies on their slots."""
 
-    def values(self, sent, question: bool) -> None:
+    def __init__(self, ctx: ParseContext, nodes: NodeRules, changes: ChangeRules) -> None:
+        self.ctx, self.nodes, self.changes = ctx, nodes, changes
+
+    def sentence(self, sent, question: bool) -> None:
         """Times, days and frequencies first (so 'three times a week' is no count of 'times'), then
         the numbers left."""
         for numbers in (False, True):
             for tok in sent:
                 first = not numbers and (self.starts_frequency(tok) or self.starts_measure(tok))
-                if tok.i in self.used or is_number(tok) != numbers and not first:
+                if tok.i in self.ctx.used or is_number(tok) != numbers and not first:
                     continue
-                verb = self.anchor(tok)
-                if verb is None or not self.asserted(verb, question):
+                verb = self.nodes.anchor(tok)
+                if verb is None or not self.ctx.asserted(verb, question):
                     continue
                 if not numbers:
                     self.schedule_value(tok, verb)
@@ -47,7 +53,7 @@ class TypedValues:
         if tok.ent_type_ == "TIME" and (clock := self.clock(tok)) is not None:
             self.schedule(tok, verb, DSM.atTime, clock)
         elif self.weekday(tok):
-            self.used.add(tok.i)
+            self.ctx.used.add(tok.i)
             self.schedule(tok, verb, DSM.onDay, Literal(singular(tok.lower_).capitalize()))
         elif (phrase := self.frequency(tok)) is not None:
             self.schedule(tok, verb, DSM.frequency, Literal(phrase))
@@ -58,10 +64,10 @@ class TypedValues:
         """'we've met up twice already': once / twice / thrice after a verb, with no 'a week' after
         them (that is a frequency), count the times it happened, on the same slot as 'met up 2
         times' ('I once met ...' is no count: the adverb comes before the verb)."""
-        owner = self.owner(verb)
+        owner = self.nodes.owner(verb)
         if owner is None:
             return
-        self.used.add(tok.i)
+        self.ctx.used.add(tok.i)
         self.quantity(owner, verb.lemma_.lower(), None, lx.OCCASIONS[tok.lower_], self.activity_object(verb),
                       kind="time", what="times")
 
@@ -89,11 +95,11 @@ class TypedValues:
         root = span.root
         if value is None or not (root.dep_ == "pobj" and root.head.lower_ == "of" and root.head.head.pos_ == "NOUN"):
             return False
-        noun = self.node(root.head.head)
+        noun = self.nodes.node(root.head.head)
         if not isinstance(noun, URIRef):
             return False
-        self.used.update(range(span.start, span.end))
-        self.b.fact(noun, DSM.value, value)
+        self.ctx.used.update(range(span.start, span.end))
+        self.ctx.builder.fact(noun, DSM.value, value)
         return True
 
     def countable(self, tok) -> bool:
@@ -131,7 +137,7 @@ class TypedValues:
         for end in range(span.end, span.start, -1):  # '6:30 am before work': the tagger's span runs on
             literal = time_literal(tok.doc[span.start : end].text)
             if literal is not None:
-                self.used.update(range(span.start, end))
+                self.ctx.used.update(range(span.start, end))
                 return literal
         return None
 
@@ -145,7 +151,7 @@ class TypedValues:
         window = tok.doc[max(start, tok.sent.start) : min(tok.i + 4, tok.sent.end)]
         phrase = frequency_phrase(window)
         if phrase is not None:
-            self.used.update(t.i for t in window if t.lower_ in ("every", "other", "once", "twice", "thrice", "times",
+            self.ctx.used.update(t.i for t in window if t.lower_ in ("every", "other", "once", "twice", "thrice", "times",
                                                                  "a", "per", "each") or is_number(t)
                              or t.lemma_.lower() in lx.TIME_UNITS or t.lower_ in lx.FREQUENCY_ADVERBS)
         return phrase
@@ -157,7 +163,7 @@ class TypedValues:
         nxt = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
         if not tok.whitespace_ and nxt is not None and (nxt.is_alpha or nxt.text == "-"):
             return  # '5K', '5-mile', '70-200mm': a number inside a name
-        if self.name_number(tok):
+        if self.nodes.name_number(tok):
             return  # 'a Dell XPS 13': a model number, part of the name
         before = [t.lower_ for t in tok.doc[max(tok.i - 3, tok.sent.start) : tok.i]]
         if before and (before[-1] == "not" or " ".join(before[-2:]) in lx.SET_ASIDE):
@@ -179,13 +185,13 @@ class TypedValues:
         if noun is None and not (tok.dep_ == "dobj" or (tok.dep_ == "pobj" and self.count_noun_before(tok))):
             return  # a bare number elsewhere ("I'm 30", "top 10") names no count
         if noun is not None and noun.lemma_.lower() == "one":
-            self.used.add(noun.i)  # "17 new ones": 'ones' stands for the elided noun
+            self.ctx.used.add(noun.i)  # "17 new ones": 'ones' stands for the elided noun
             noun = None
         if noun is None:
             noun = self.elided(tok)
             if noun is None:
                 return
-        self.used.update({tok.i, noun.i} if noun.sent.start == tok.sent.start else {tok.i})
+        self.ctx.used.update({tok.i, noun.i} if noun.sent.start == tok.sent.start else {tok.i})
         self.count(tok, noun, value, verb)
 
     @staticmethod
@@ -217,58 +223,58 @@ class TypedValues:
         return None
 
     def count(self, tok, noun, value, verb) -> None:
-        thing = self.changed(noun, verb, tok)
-        if thing is not None and isinstance(owner := self.node(thing), URIRef):
+        thing = self.changes.changed(noun, verb, tok)
+        if thing is not None and isinstance(owner := self.nodes.node(thing), URIRef):
             # "my team has grown to 8 engineers": as "my team is 8 engineers"; a group's members are its
             # owner's ("our board game collection has grown to 31 games": we have 31 games)
-            if (mine := self.group_owner(thing)) is not None:
+            if (mine := self.nodes.group_owner(thing)) is not None:
                 self.quantity(mine, "have", noun, value)
                 return
             q = self.quantity(owner, "be", noun, value)
             # "I'm changing my coffee limit to two cups", "reducing your coffee intake to one cup": the
             # cups are also whoever changed the thing's, or whose the thing is
-            actor = self.owner(verb) if thing.dep_ == "dobj" else None
-            actor = actor if actor is not None else self.possessor(thing)
+            actor = self.nodes.owner(verb) if thing.dep_ == "dobj" else None
+            actor = actor if actor is not None else self.nodes.possessor(thing)
             if actor is not None and actor != owner:
-                self.b.fact(actor, self.b.relation(verb.lemma_.lower()), q)
+                self.ctx.builder.fact(actor, self.ctx.builder.relation(verb.lemma_.lower()), q)
             return
-        owner = self.owner(verb)
+        owner = self.nodes.owner(verb)
         lemma = verb.lemma_.lower()
         about_verb = verb
         if owner is None and lemma == "be":  # "that's six times now that I've worn them", "that's 15 baseballs"
             # or a clause before it: "I finished another one yesterday, so that's 15 books this year"
-            inner = self.first_person_clause(verb)
-            subj = self.subject(verb)
+            inner = self.nodes.first_person_clause(verb)
+            subj = self.nodes.subject(verb)
             if inner is None and verb.dep_ != "relcl" and subj is not None and subj.lower_ in lx.DEMONSTRATIVES:
-                inner = self.previous_first_person(verb)  # not "..., which is about 10 miles": a relative says what a thing is
+                inner = self.nodes.previous_first_person(verb)  # not "..., which is about 10 miles": a relative says what a thing is
             if inner is not None:
-                owner = self.owner(inner)
+                owner = self.nodes.owner(inner)
                 lemma = inner.lemma_.lower() if noun.lemma_.lower() == "time" else "have"
                 about_verb = inner if noun.lemma_.lower() == "time" else verb
         if owner is None or lemma == "be":
-            mine = self.possessor(noun)  # "... brings my total species count to 32", "here's my 17 postcards"
+            mine = self.nodes.possessor(noun)  # "... brings my total species count to 32", "here's my 17 postcards"
             if mine is not None:
                 owner, lemma = mine, ("have" if lemma == "be" else lemma)
-        if owner is None or self.node(noun) == owner:
+        if owner is None or self.nodes.node(noun) == owner:
             return  # "27 species is a great achievement": nobody's count
-        subj = self.subject(about_verb)
+        subj = self.nodes.subject(about_verb)
         measure = None
         if lemma == "be" and noun.lemma_.lower() in lx.MEASURE_OF and subj is not None \
-                and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj)):
+                and (subj.lower_ in lx.FIRST | lx.SECOND or self.nodes.personal(subj)):
             # "I'm down to 198 pounds": what the speaker weighs ('I weigh 210 pounds': one slot), their weight
             lemma, measure = lx.MEASURE_OF[noun.lemma_.lower()]
-        if subj is not None and (mine := self.group_owner(subj)) is not None:
+        if subj is not None and (mine := self.nodes.group_owner(subj)) is not None:
             owner, lemma = mine, "have"  # "our collection has 25 board games": we have 25 board games
         about = self.measured_stuff(noun)
         if about is None:
             about = next((self.same_verb_object(o) if o.pos_ == "PRON" else o for o in about_verb.children
                           if o.dep_ in ("dobj", "attr") and o.pos_ in ("NOUN", "PROPN", "PRON")
-                          and o.i != noun.i and o.i not in self.used), None)
+                          and o.i != noun.i and o.i not in self.ctx.used), None)
         q = self.quantity(owner, lemma, noun, value, about)
         if measure is not None:
-            self.b.fact(owner, self.b.relation(measure), q)
+            self.ctx.builder.fact(owner, self.ctx.builder.relation(measure), q)
         restated = self.restated(about_verb, noun)
-        if restated is not None and isinstance(named := self.node(restated), URIRef):
+        if restated is not None and isinstance(named := self.nodes.node(restated), URIRef):
             self.quantity(named, "be", noun, value)  # "I ran 11 miles, my longest run yet": my longest run is 11 miles
 
     @staticmethod
@@ -318,16 +324,16 @@ class TypedValues:
         took = governor.lower_ == "in" and verb.lemma_.lower() in lx.FINISH_VERBS and verb.tag_ in ("VBD", "VBN")
         if window or (unit.head.lower_ in lx.WHEN_PREPS and not took):
             return  # 'in 3 weeks' is when, unless a finished run or task took that long
-        self.used.update({tok.i, unit.i})
-        thing = self.changed(unit, verb, tok)
-        if thing is not None and isinstance(owner := self.node(thing), URIRef):
+        self.ctx.used.update({tok.i, unit.i})
+        thing = self.changes.changed(unit, verb, tok)
+        if thing is not None and isinstance(owner := self.nodes.node(thing), URIRef):
             self.quantity(owner, "be", unit, value, unit=lx.TIME_UNITS[unit.lemma_.lower()])
             return
-        if self.owner(verb) is None:
-            verb = self.previous_first_person(verb)  # "for sticking to my routine - it's been 3 weeks"
+        if self.nodes.owner(verb) is None:
+            verb = self.nodes.previous_first_person(verb)  # "for sticking to my routine - it's been 3 weeks"
             if verb is None:
                 return
-        owner = self.owner(verb)
+        owner = self.nodes.owner(verb)
         if owner is None:
             return
         about = self.activity_object(verb)
@@ -341,41 +347,41 @@ class TypedValues:
         no noun token (a count said by an adverb: 'twice'), `kind` and `what` name what is counted."""
         verb = lx.count_verb(lemma)
         if noun is None:
-            return self.quantity_node(owner, verb, kind, "", what, self.top_class_of(kind), value, about, unit)
+            return self.quantity_node(owner, verb, kind, "", what, self.nodes.top_class_of(kind), value, about, unit)
         kind = noun.lemma_.lower()
-        named = " ".join(t.lemma_.lower() for t in self.modifiers(noun) if t.dep_ == "compound" or t.pos_ == "PROPN")
-        what = (self.key(noun) or ("", noun.text))[1] if not unit else noun.text
-        return self.quantity_node(owner, verb, kind, named, what, self.top_class(noun), value, about, unit)
+        named = " ".join(t.lemma_.lower() for t in self.nodes.modifiers(noun) if t.dep_ == "compound" or t.pos_ == "PROPN")
+        what = (self.nodes.key(noun) or ("", noun.text))[1] if not unit else noun.text
+        return self.quantity_node(owner, verb, kind, named, what, self.nodes.top_class(noun), value, about, unit)
 
     def quantity_node(self, owner, verb: str, kind: str, named: str, what: str, top, value, about, unit: str) -> URIRef:
-        about_node = self.node(about) if about is not None else None
-        about_key = self.local(about_node) if isinstance(about_node, URIRef) else ""
+        about_node = self.nodes.node(about) if about is not None else None
+        about_key = self.nodes.local(about_node) if isinstance(about_node, URIRef) else ""
         if about is not None and isinstance(about_node, Literal):  # '30 miles' (a QUANTITY): the miles
             about_node, about_key = None, slug(about.lemma_.lower())
-        owner_key = self.local(owner)
+        owner_key = self.nodes.local(owner)
         tail = "duration" if unit else "count"
         q = entity(" ".join(w for w in (owner_key, verb, about_key, named, kind, tail) if w))
-        about_label = (self.b.label(about_node) if about_node is not None else about.text) if about_key else ""
+        about_label = (self.ctx.builder.label(about_node) if about_node is not None else about.text) if about_key else ""
         label = f"{what} ({verb}{' ' + about_label if about_label else ''})"
-        self.b.individual(q, label, DSM.Quantity)
-        self.b.fact(q, DSM.ofKind, self.b.noun_class(kind, top))
-        self.b.fact(q, DSM.amount, Literal(value))
+        self.ctx.builder.individual(q, label, DSM.Quantity)
+        self.ctx.builder.fact(q, DSM.ofKind, self.ctx.builder.noun_class(kind, top))
+        self.ctx.builder.fact(q, DSM.amount, Literal(value))
         if unit:
-            self.b.fact(q, DSM.unit, Literal(unit))
-        self.b.fact(owner, self.b.relation(verb), q)
+            self.ctx.builder.fact(q, DSM.unit, Literal(unit))
+        self.ctx.builder.fact(owner, self.ctx.builder.relation(verb), q)
         return q
 
     def activity_object(self, verb):
         """What an activity is done to or at: its direct object, else its first prepositional object."""
-        obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr") and c.i not in self.used
+        obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr") and c.i not in self.ctx.used
                     and c.pos_ in ("NOUN", "PROPN", "PRON")), None)
         if obj is None:
             obj = next((p for prep in verb.children if prep.dep_ == "prep" for p in prep.children
-                        if p.dep_ == "pobj" and p.i not in self.used and p.pos_ in ("NOUN", "PROPN", "PRON")
+                        if p.dep_ == "pobj" and p.i not in self.ctx.used and p.pos_ in ("NOUN", "PROPN", "PRON")
                         and (prep.lower_, p.lemma_.lower()) not in lx.DISCOURSE), None)
-        if obj is not None and (ante := self.antecedent(obj)) is not None:
+        if obj is not None and (ante := self.nodes.antecedent(obj)) is not None:
             obj = ante  # "my gym sessions, which I go to": the sessions
-        return obj if obj is not None and self.key(obj) is not None else None
+        return obj if obj is not None and self.nodes.key(obj) is not None else None
 
     def schedule(self, tok, verb, prop, value: Literal) -> None:
         """A time, day or frequency on the activity it belongs to: an event noun it modifies ('a class
@@ -384,19 +390,19 @@ class TypedValues:
         if head.pos_ == "NOUN" and head.lemma_.lower() in lx.EVENT_NOUNS:
             self.event_fact(head, verb, prop, value)
             return
-        subj = self.subject(verb)
+        subj = self.nodes.subject(verb)
         if subj is not None and subj.pos_ == "NOUN" and subj.lemma_.lower() in lx.EVENT_NOUNS:
             self.event_fact(subj, None, prop, value)  # "our weekly team meeting moved to 10:30 am"
             return
-        ante = self.antecedent(subj) if subj is not None else None
+        ante = self.nodes.antecedent(subj) if subj is not None else None
         if ante is not None:  # "the gym, which is usually at 6 pm": the clause the gym is in
             if ante.lemma_.lower() in lx.EVENT_NOUNS:
-                self.event_fact(ante, self.anchor(ante) or verb, prop, value)
+                self.event_fact(ante, self.nodes.anchor(ante) or verb, prop, value)
                 return
-            verb = self.anchor(ante)
+            verb = self.nodes.anchor(ante)
             if verb is None:
                 return
-        owner = self.owner(verb)
+        owner = self.nodes.owner(verb)
         if owner is None:
             return
         obj = self.activity_object(verb)
@@ -404,28 +410,28 @@ class TypedValues:
             self.event_fact(obj, verb, prop, value)
             return
         act = self.activity(owner, verb, obj)
-        self.b.fact(act, prop, value)
+        self.ctx.builder.fact(act, prop, value)
 
     def event_fact(self, noun, verb, prop, value) -> None:
-        event = self.node(noun)
+        event = self.nodes.node(noun)
         if not isinstance(event, URIRef):
             return
-        owner = self.owner(verb) if verb is not None else None
+        owner = self.nodes.owner(verb) if verb is not None else None
         if owner is not None and owner != event:  # "our meeting moved to ...": the meeting does not do itself
-            self.b.fact(owner, DSM.does, event)
-        self.b.fact(event, prop, value)
+            self.ctx.builder.fact(owner, DSM.does, event)
+        self.ctx.builder.fact(event, prop, value)
 
     def activity(self, owner, verb, obj) -> URIRef:
         """The node of what the owner does ('see Dr. Smith', 'go to the gym', 'wake up')."""
         lemma = verb.lemma_.lower()
         particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
-        obj_node = self.node(obj) if obj is not None else None
+        obj_node = self.nodes.node(obj) if obj is not None else None
         has_obj = isinstance(obj_node, URIRef)
         prep = obj.head.lower_ + " " if has_obj and obj.dep_ == "pobj" else ""
-        owner_key = self.local(owner)
-        words = " ".join(w for w in (lemma, particle, self.local(obj_node) if has_obj else "") if w)
-        label = " ".join(w for w in (lemma, particle, prep + self.b.label(obj_node) if has_obj else "") if w)
+        owner_key = self.nodes.local(owner)
+        words = " ".join(w for w in (lemma, particle, self.nodes.local(obj_node) if has_obj else "") if w)
+        label = " ".join(w for w in (lemma, particle, prep + self.ctx.builder.label(obj_node) if has_obj else "") if w)
         act = entity(f"{owner_key} {words} activity")
-        self.b.individual(act, label, DSM.Event)
-        self.b.fact(owner, DSM.does, act)
+        self.ctx.builder.individual(act, label, DSM.Event)
+        self.ctx.builder.fact(owner, DSM.does, act)
         return act

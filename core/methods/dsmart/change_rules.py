@@ -4,7 +4,7 @@ as if said 'my rent is $1,950', so the new value lands on the old one's slot; ag
 held in a group ('elected president of my book club'), one value per holder and group, so a new
 role replaces the old one.
 
-A mixin of `Clauses` (clauses.py).
+A rule family above node_rules.py (which it calls); value_rules.py and clause_rules.py call it.
 """
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ from __future__ import annotations
 from rdflib import Literal, URIRef
 
 from core.methods.dsmart import lexicon as lx
-from core.methods.dsmart.values import is_amount, parse_number
+from core.methods.dsmart.context import ParseContext
+from core.methods.dsmart.literals import is_amount, parse_number
+from core.methods.dsmart.node_rules import NodeRules
 from core.methods.dsmart.vocab import DSM, entity
 
 
-class ChangeStatements:
+class ChangeRules:
     """What a change verb changes, and to what."""
+
+    def __init__(self, ctx: ParseContext, nodes: NodeRules) -> None:
+        self.ctx, self.nodes = ctx, nodes
 
     def changed(self, phrase, verb, num=None):
         """The thing a change statement sets to the value `phrase` states ('10,000 steps', '$1,950',
@@ -48,7 +53,7 @@ class ChangeStatements:
             return None
         target = next((c for c in verb.children if c.dep_ == "dobj" and c.i != phrase.i), None) \
             if lemma not in ("be", *lx.REACH_VERBS) else None
-        thing = target if target is not None else self.subject(verb)
+        thing = target if target is not None else self.nodes.subject(verb)
         if thing is None or thing.pos_ not in ("NOUN", "PROPN") or thing.i == phrase.i:
             return None
         return thing
@@ -57,11 +62,11 @@ class ChangeStatements:
         """'The landlord raised my rent to $1,950 a month': the rent's value is 1950, as in 'my rent is
         $1,950' (an amount after to / at of a change verb)."""
         thing = self.changed(pobj, verb, pobj if pobj.pos_ == "NUM" else None)
-        value = self.node(pobj) if thing is not None else None
-        node = self.node(thing) if thing is not None else None
+        value = self.nodes.node(pobj) if thing is not None else None
+        node = self.nodes.node(thing) if thing is not None else None
         if not (is_amount(value) and isinstance(node, URIRef)):
             return False
-        self.b.fact(node, DSM.value, value)
+        self.ctx.builder.fact(node, DSM.value, value)
         return True
 
     def age(self, subj, obj_tok) -> bool:
@@ -70,14 +75,14 @@ class ChangeStatements:
         value = parse_number(obj_tok) if obj_tok.pos_ == "NUM" else None
         if value is None or not 0 < value < 130 or not self.personal_subject(obj_tok.head):
             return False
-        self.used.add(obj_tok.i)
-        self.b.fact(subj, DSM.age, Literal(value))
+        self.ctx.used.add(obj_tok.i)
+        self.ctx.builder.fact(subj, DSM.age, Literal(value))
         return True
 
     def personal_subject(self, verb) -> bool:
         """A person, or someone's own ('my dog', 'my son'): what can turn an age."""
-        subj = self.subject(verb)
-        return subj is not None and (subj.lower_ in lx.FIRST | lx.SECOND or self.personal(subj)
+        subj = self.nodes.subject(verb)
+        return subj is not None and (subj.lower_ in lx.FIRST | lx.SECOND or self.nodes.personal(subj)
                                      or (subj.pos_ == "NOUN" and any(c.dep_ == "poss" for c in subj.children)))
 
     def role(self, verb, subj_tok, negative: bool) -> bool:
@@ -98,16 +103,16 @@ class ChangeStatements:
         if lemma in ("be", "become") and (group is None or not (group.lemma_.lower() in lx.GROUP_NOUNS
                                                                  or group.ent_type_ in ("ORG", "FAC"))):
             return False
-        holder = self.node(subj_tok)  # only now: naming a token declares its individual
+        holder = self.nodes.node(subj_tok)  # only now: naming a token declares its individual
         if not isinstance(holder, URIRef):
             return False
-        group_node = self.node(group) if group is not None else None
-        key, label = f"{self.local(holder)} role", f"{self.b.label(holder)}'s role"
+        group_node = self.nodes.node(group) if group is not None else None
+        key, label = f"{self.nodes.local(holder)} role", f"{self.ctx.builder.label(holder)}'s role"
         if isinstance(group_node, URIRef):
-            key, label = f"{key} {self.local(group_node)}", f"{label} {prep} {self.b.label(group_node)}"
-        node = self.b.individual(entity(key), label, DSM.Thing)
-        self.b.fact(holder, DSM.has, node)
-        self.b.fact(node, DSM.value, Literal(self.span_text(held).lower()))
+            key, label = f"{key} {self.nodes.local(group_node)}", f"{label} {prep} {self.ctx.builder.label(group_node)}"
+        node = self.ctx.builder.individual(entity(key), label, DSM.Thing)
+        self.ctx.builder.fact(holder, DSM.has, node)
+        self.ctx.builder.fact(node, DSM.value, Literal(self.nodes.span_text(held).lower()))
         return True
 
     @staticmethod

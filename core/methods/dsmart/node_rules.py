@@ -2,8 +2,8 @@
 stands for (pronouns by speaker, relative pronouns by antecedent, nouns by their compounds,
 owners and facility names, named entities by type), and the subject and owner of a clause.
 
-A mixin of `Clauses` (clauses.py): it reads `self.b` (the FragmentBuilder), `self.speaker` and
-`self.used` that Clauses sets.
+The lowest rule family: it reads the parse context (context.py: the builder and the speaker) and
+calls no other family; change_rules.py, value_rules.py and clause_rules.py call it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import re
 from rdflib import Literal, URIRef
 
 from core.methods.dsmart import lexicon as lx
-from core.methods.dsmart.values import date_literal, parse_number
+from core.methods.dsmart.context import ParseContext
+from core.methods.dsmart.literals import date_literal, parse_number
 from core.methods.dsmart.vocab import ASSISTANT, DSM, USER, entity, slug
 
 NER_CLASS = {"PERSON": DSM.Person, "GPE": DSM.Place, "LOC": DSM.Place, "FAC": DSM.Place, "ORG": DSM.Organization,
@@ -37,21 +38,24 @@ def is_number(tok) -> bool:
             or tok.lower_ in lx.NUMBER_WORDS) and parse_number(tok) is not None
 
 
-class Nodes:
+class NodeRules:
     """Who and what the tokens of a parse name."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
 
     def pronoun(self, tok) -> URIRef | None:
         word = tok.lower_
         if word in lx.FIRST:
-            who = ASSISTANT if self.speaker == "assistant" else USER
+            who = ASSISTANT if self.ctx.speaker == "assistant" else USER
         elif word in lx.SECOND:
-            who = USER if self.speaker in ("assistant", "narrator") else ASSISTANT
+            who = USER if self.ctx.speaker in ("assistant", "narrator") else ASSISTANT
         elif (ante := self.gendered_antecedent(tok)) is not None:
             node = self.node(ante)
             return node if isinstance(node, URIRef) else None
         else:
             return None  # it / they, or he / she with no single antecedent: no guess
-        return self.b.speaker(who)
+        return self.ctx.builder.speaker(who)
 
     @staticmethod
     def gendered_antecedent(tok):
@@ -74,9 +78,9 @@ class Nodes:
                 noun = clause.head
                 if tok.lower_ == "who":  # 'who' is a person: past a mis-attached 'from my company'
                     x = noun
-                    while not Nodes.personal(x) and x.head.i != x.i and x.pos_ in ("NOUN", "PROPN", "ADP"):
+                    while not NodeRules.personal(x) and x.head.i != x.i and x.pos_ in ("NOUN", "PROPN", "ADP"):
                         x = x.head
-                    noun = x if Nodes.personal(x) else noun
+                    noun = x if NodeRules.personal(x) else noun
                 if noun.dep_ == "appos" and noun.head.pos_ == "PROPN":
                     noun = noun.head  # "Rachel, an old colleague, who ...": Rachel
                 return noun
@@ -84,7 +88,7 @@ class Nodes:
 
     @staticmethod
     def personal(tok) -> bool:
-        return tok.ent_type_ == "PERSON" or tok.lemma_.lower() in lx.PERSON_NOUNS or Nodes.kin_before(tok) is not None
+        return tok.ent_type_ == "PERSON" or tok.lemma_.lower() in lx.PERSON_NOUNS or NodeRules.kin_before(tok) is not None
 
     def modifiers(self, tok) -> list:
         """The tokens before a noun that name it with it: compounds, adjectives, hyphenated parts
@@ -120,7 +124,7 @@ class Nodes:
             span = ent_span(tok)
             text = re.sub(r"^(the|a|an)\s+", "", span.text, flags=re.I)
             return slug(text), text
-        if tok.lemma_.lower() in PERSON_WORDS and self.speaker == "narrator":
+        if tok.lemma_.lower() in PERSON_WORDS and self.ctx.speaker == "narrator":
             return tok.lemma_.lower(), tok.lemma_.lower()
         mods = [t for t in self.modifiers(tok) if t.i != getattr(self.kin_before(tok), "i", -1)]
         named = [t for t in mods if t.pos_ in ("NOUN", "PROPN", "VERB") or t.dep_ == "compound"]
@@ -141,7 +145,7 @@ class Nodes:
         Main St', 'the bakery at Union Station'): a shop on a named street is one shop, not every
         shop of the dialogue. Towns and regions ('the gym in Denver') do not split a noun: a later
         'the gym' is the same gym."""
-        if tok.pos_ != "NOUN" or Nodes.personal(tok):
+        if tok.pos_ != "NOUN" or NodeRules.personal(tok):
             return None
         for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ in lx.FACILITY_PREPS):
             pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
@@ -168,27 +172,27 @@ class Nodes:
             # "my sister Anna": Anna is the individual, a Sister, and the owner has her
             ind = self.node(appos)
             if isinstance(ind, URIRef):
-                self.b.individual(ind, "", self.b.noun_class(tok.lemma_.lower(), self.top_class(tok)))
+                self.ctx.builder.individual(ind, "", self.ctx.builder.noun_class(tok.lemma_.lower(), self.top_class(tok)))
                 owner = next((c for c in tok.children if c.dep_ == "poss"), None)
                 if owner is not None and isinstance(o := self.node(owner), URIRef):
-                    self.b.fact(o, DSM.has, ind)
+                    self.ctx.builder.fact(o, DSM.has, ind)
             return ind
         key = self.key(tok)
         if key is None:
             return None
-        if tok.lemma_.lower() in PERSON_WORDS and self.speaker == "narrator":
-            return self.b.speaker(PERSON_WORDS[tok.lemma_.lower()])
+        if tok.lemma_.lower() in PERSON_WORDS and self.ctx.speaker == "narrator":
+            return self.ctx.builder.speaker(PERSON_WORDS[tok.lemma_.lower()])
         iri = entity(key[0])
         if tok.pos_ == "PROPN":  # a name spaCy could not type gets no class guessed
-            self.b.individual(iri, key[1], *([NER_CLASS[tok.ent_type_]] if tok.ent_type_ in NER_CLASS else []))
+            self.ctx.builder.individual(iri, key[1], *([NER_CLASS[tok.ent_type_]] if tok.ent_type_ in NER_CLASS else []))
         else:
-            self.b.individual(iri, key[1], self.b.noun_class(tok.lemma_.lower(), self.top_class(tok)))
+            self.ctx.builder.individual(iri, key[1], self.ctx.builder.noun_class(tok.lemma_.lower(), self.top_class(tok)))
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
         if (kin := self.kin_before(tok)) is not None:  # "my niece Lily": a Niece, the speaker's
-            self.b.individual(iri, "", self.b.noun_class(kin.lemma_.lower(), DSM.Person))
+            self.ctx.builder.individual(iri, "", self.ctx.builder.noun_class(kin.lemma_.lower(), DSM.Person))
             owner = next((c for c in kin.children if c.dep_ == "poss"), owner)
         if owner is not None and isinstance(o := self.node(owner), URIRef):
-            self.b.fact(o, DSM.has, iri)  # "my dog", "my Honda Civic": the speaker has it
+            self.ctx.builder.fact(o, DSM.has, iri)  # "my dog", "my Honda Civic": the speaker has it
         return iri
 
     @staticmethod
@@ -224,7 +228,7 @@ class Nodes:
 
     @staticmethod
     def top_class(tok) -> URIRef:
-        return Nodes.top_class_of(tok.lemma_.lower())
+        return NodeRules.top_class_of(tok.lemma_.lower())
 
     @staticmethod
     def top_class_of(lemma: str) -> URIRef:
@@ -267,8 +271,8 @@ class Nodes:
         if outer is None or key is None:
             return node
         prep = inner.head.lower_
-        return self.b.individual(entity(f"{key[0]} {prep} {outer[0]}"), f"{key[1]} {prep} {outer[1]}",
-                                 self.b.noun_class(tok.lemma_.lower(), self.top_class(tok)))
+        return self.ctx.builder.individual(entity(f"{key[0]} {prep} {outer[0]}"), f"{key[1]} {prep} {outer[1]}",
+                                 self.ctx.builder.noun_class(tok.lemma_.lower(), self.top_class(tok)))
 
     @staticmethod
     def span_text(tok) -> str:

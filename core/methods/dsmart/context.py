@@ -1,0 +1,45 @@
+"""What the local extractor's rule families share while they read one utterance's parse.
+
+The families (node_rules.py, change_rules.py, value_rules.py, clause_rules.py) are small classes,
+each given this context and the lower families it calls; none keeps state of its own. The context
+holds the builder the triples go into, who is speaking (first person resolves to them), and the
+tokens already turned into values, which later rules leave alone. It lives for one utterance: token
+indices are the utterance's, across its sentences.
+
+Whether a clause asserts anything is read here too, since it depends on the speaker and every
+family that emits a fact asks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart.fragment import FragmentBuilder
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    builder: FragmentBuilder
+    speaker: str  # "user", "assistant" or "narrator" (a third-person statement about the user)
+    used: set[int] = field(default_factory=set)  # tokens already turned into values (numbers, their nouns, times)
+
+    def asserted(self, verb, question: bool) -> bool:
+        """False for the question itself, hypothetical / conditional clauses and the assistant's
+        advice ('you could ...', 'you can ...')."""
+        x = verb
+        while True:
+            auxes = {c.lower_.strip("'") for c in x.children if c.dep_ in ("aux", "auxpass")}
+            if auxes & lx.HYPOTHETICAL or {"d"} & auxes:
+                return False
+            if any(c.dep_ == "mark" and c.lower_ in lx.CONDITIONAL_MARKS for c in x.children):
+                return False
+            if self.speaker == "assistant" and auxes & {"can", "will", "ll"}:
+                return False
+            if question and x.dep_ in ("ROOT", "conj") and x.head.dep_ in ("ROOT", "conj"):
+                return False  # the interrogative main clause
+            if question and auxes & {"will", "ll"}:
+                return False
+            if x.dep_ not in ("xcomp", "conj") or x.head.i == x.i:
+                return True
+            x = x.head  # "I'd like to wake up": the hypothetical governs its complement
