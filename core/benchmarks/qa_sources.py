@@ -15,6 +15,8 @@ Sources:
 - `dsm`, `dsmart`: the D-SMART memory graph built by observing the conversation (one build shared
   by both): `dsm` serialises the graph (the paper's ablation), `dsmart` the facts around the
   entities the question links to (the reasoning tree's first expansion, without the tree).
+- `mem0`: the mem0 library's memories of the conversation (core.methods.mem0, built by the reader
+  model round by round), its search results in rank order, each dated by the session it came from.
 """
 
 from __future__ import annotations
@@ -162,7 +164,7 @@ class DsmSource(Source):
     def pieces(self, query: str, budget: int) -> list[Piece]:
         method = self.shared.method
         if self.name == "dsm":
-            from core.methods.dsmart.method import memory_lines
+            from core.methods.dsmart.dsm_method import memory_lines
 
             lines = memory_lines(method.memory.graph, 10_000)
         else:
@@ -173,6 +175,46 @@ class DsmSource(Source):
     def settings(self) -> dict:
         return {"memory": "D-SMART graph (symbolic extractor with a weak LLM)",
                 "context": "whole graph, user facts first" if self.name == "dsm" else "facts around linked entities"}
+
+
+class Mem0Source(Source):
+    """`mem0`: a fresh mem0 memory per conversation, built with the reader model; the memories its
+    search returns for the question, ranked, as memory lines dated by their round's session."""
+
+    name = "mem0"
+
+    def __init__(self, make_tools: Callable[[], object]) -> None:
+        self.make_tools = make_tools
+        self.method = None
+        self.records: list = []  # every conversation's added rounds (the cost table of docs/peers.md)
+        self.search_seconds: list[float] = []
+
+    def prepare(self, dialogue: Dialogue) -> None:
+        from dataclasses import replace
+
+        from core.methods import create_method
+
+        if self.method is not None:
+            self.search_seconds += self.method.search_seconds
+        method = create_method("mem0", self.make_tools())
+        method.config = replace(method.config, background=False)  # the benchmark waits for the whole build
+        method.sync(dialogue)
+        method.flush()
+        self.method = method
+        self.records += method.records
+
+    def pieces(self, query: str, budget: int) -> list[Piece]:
+        k = max(5, min(200, budget // 8))  # as a retriever: enough memories to fill the budget
+        lines = [f"[{e.meta['date']}] {e.text}" if e.meta.get("date") else e.text for e in self.method.search(query, k)]
+        return [Piece(line, approx_tokens(line), "mem0") for line in lines]
+
+    def settings(self) -> dict:
+        from core.methods.mem0.method import summarise
+
+        searches = self.search_seconds + (self.method.search_seconds if self.method is not None else [])
+        return {"memory": "mem0ai 2.2.1: add-only extraction by the reader model, Qdrant in memory",
+                "context": "mem0's search results (threshold 0.1), ranked, dated by session",
+                "build": summarise(self.records, searches)}
 
 
 def speaker_names(dialogue: Dialogue) -> dict[str, str]:
@@ -225,7 +267,7 @@ def retriever_names(names: Sequence[str]) -> list[str]:
     """The retrievers among `names` (aliases resolved)."""
     from core.methods.retrievers import RETRIEVERS
 
-    targets = [ALIASES.get(n, n) for n in names if n not in NOT_APPLICABLE and n not in ("base", "full", "dsm", "dsmart")]
+    targets = [ALIASES.get(n, n) for n in names if n not in NOT_APPLICABLE and n not in ("base", "full", "dsm", "dsmart", "mem0")]
     return [t for t in targets if t.partition("-")[0] in RETRIEVERS]
 
 
@@ -243,6 +285,10 @@ def make_sources(names: Sequence[str], retriever_context, make_tools: Callable[[
             sources.append(RecentSource())
         elif name == "full":
             sources.append(FullSource())
+        elif name == "mem0":
+            if make_tools is None:
+                raise ValueError("mem0 needs an LLM toolkit")
+            sources.append(Mem0Source(make_tools))
         elif name in ("dsm", "dsmart"):
             if make_tools is None:
                 raise ValueError(f"{name} needs an LLM toolkit")
@@ -252,7 +298,7 @@ def make_sources(names: Sequence[str], retriever_context, make_tools: Callable[[
         else:
             target = ALIASES.get(name, name)
             if target.partition("-")[0] not in RETRIEVERS:
-                raise ValueError(f"unknown QA method {name!r}: base, full, dsm, dsmart or a retriever name (rag-t, ...)")
+                raise ValueError(f"unknown QA method {name!r}: base, full, dsm, dsmart, mem0 or a retriever name (rag-t, ...)")
             sources.append(RetrieverSource(name, make_retriever(target, retriever_context)))
     return sources, skipped
 

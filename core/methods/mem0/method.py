@@ -263,21 +263,26 @@ class Mem0Method(Method):
     # -- figures -----------------------------------------------------------------------------------
     def stats(self) -> dict:
         """Per added round: LLM calls, prompt tokens, seconds; invalid extraction replies; search times."""
-        from statistics import mean
+        return summarise(self.records, self.search_seconds)
 
-        recs = self.records
-        out = {"rounds": len(recs), "memories_added": sum(1 for r in recs for e in r.events if e["event"] == "ADD"),
-               "invalid_json": sum(r.invalid_json for r in recs), "prompt_too_long": sum(r.too_long for r in recs),
-               "errors": sum(1 for r in recs if r.error), "searches": len(self.search_seconds)}
-        if recs:
-            out.update({"llm_calls_per_round": round(mean(r.llm_calls for r in recs), 3),
-                        "prompt_tokens_per_round": round(mean(r.prompt_tokens for r in recs), 1),
-                        "completion_tokens_per_round": round(mean(r.completion_tokens for r in recs), 1),
-                        "seconds_per_round": round(mean(r.seconds for r in recs), 3)})
-        if self.search_seconds:
-            out.update({"search_p50_s": round(_quantile(self.search_seconds, 0.5), 4),
-                        "search_p95_s": round(_quantile(self.search_seconds, 0.95), 4)})
-        return out
+
+def summarise(records: list[RoundRecord], search_seconds: list[float]) -> dict:
+    """The cost table's figures over `records` (added rounds) and `search_seconds`."""
+    from statistics import mean
+
+    out = {"rounds": len(records), "memories_added": sum(1 for r in records for e in r.events if e["event"] == "ADD"),
+           "invalid_json": sum(r.invalid_json for r in records), "prompt_too_long": sum(r.too_long for r in records),
+           "errors": sum(1 for r in records if r.error), "searches": len(search_seconds)}
+    if records:
+        out.update({"llm_calls_per_round": round(mean(r.llm_calls for r in records), 3),
+                    "prompt_tokens_per_round": round(mean(r.prompt_tokens for r in records), 1),
+                    "completion_tokens_per_round": round(mean(r.completion_tokens for r in records), 1),
+                    "seconds_per_round": round(mean(r.seconds for r in records), 3),
+                    "seconds_per_round_p95": round(_quantile([r.seconds for r in records], 0.95), 3)})
+    if search_seconds:
+        out.update({"search_p50_s": round(_quantile(search_seconds, 0.5), 4),
+                    "search_p95_s": round(_quantile(search_seconds, 0.95), 4)})
+    return out
 
 
 def _event_counts(rec: RoundRecord):
