@@ -57,7 +57,7 @@ for row in shown:
             st.markdown(compare.header(label, method, revealed))
             compare_live.draw_reply(row.replies[method], f"{key}:{row.index}:{method}", revealed)
     compare.vote_bar(votes, key, row.index, order, [row.replies[m].turn.text for m in order],
-                     compare_live.measures_of(row), me)
+                     compare_live.measures_of(row), me, shortcuts=row is shown[-1])
     st.divider()
 if apart:
     st.warning("A method's reply failed where the others' were stored: the turns after it are not compared. "

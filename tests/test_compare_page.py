@@ -90,3 +90,22 @@ def test_fewer_than_two_methods_sends_nothing(stub, hashing):
     at.sidebar.multiselect[0].set_value(["base"]).run()
     assert not at.exception
     assert any("at least two methods" in i.value for i in at.info)
+
+
+def test_votes_on_the_items_of_a_scripted_comparison(app_env, hashing):
+    items = [{"compare": "cmp-abc", "item": k, "dialogue": 0, "turn": k, "user": f"Question {k}?", "expected": ["Lisbon"],
+              "methods": ["base", "rag"], "replies": {"base": {"reply": f"base says {k}", "correct": False},
+                                                    "rag": {"reply": f"rag says Lisbon {k}", "correct": True}}}
+             for k in range(2)]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["owner_id"] = ALICE
+    at.session_state["cmp_items"] = items
+    at.run()
+    assert not at.exception
+    assert headers(at) == ["**A**", "**B**"]  # the item's replies, blind
+    next(b for b in at.button if b.label == "Both bad").click().run()
+    assert not at.exception and len(headers(at)) == 2 and all("`" in h for h in headers(at))
+    [vote] = VoteStore(os.environ["WORKBENCH_DB"]).votes(owner=ALICE)
+    assert (vote.conversation, vote.turn, vote.winner) == ("cmp-abc", 0, "both_bad")
+    assert vote.measures == {"base": {"correct": False}, "rag": {"correct": True}}
+    assert set(vote.replies) == {"base says 0", "rag says Lisbon 0"}

@@ -4,12 +4,10 @@ measures themselves live in core/votes."""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
-from core.votes.compare import read_items, vote_fields
+from core.votes.compare import parse_items, vote_fields
 from core.votes.measures import agreements
 from core.votes.model import ALL_BAD, BOTH_BAD, TIE, Vote, VoteError, column_labels, shown_order
 from core.votes.ranking import rank
@@ -54,15 +52,16 @@ def _cast(store: VoteStore, conversation: str, turn: int, order: list[str], repl
 
 
 def vote_bar(store: VoteStore, conversation: str, turn: int, order: list[str], replies: list[str], measures: dict,
-             owner: str, *, disabled: bool = False) -> Vote | None:
+             owner: str, *, disabled: bool = False, shortcuts: bool = False) -> Vote | None:
     """The vote buttons of one turn (a click stores the vote at once; another click replaces it)
-    and the current vote, if any."""
+    and the current vote, if any. `shortcuts`: keys 1, 2, ... press the buttons (one turn's only)."""
     current = store.get(conversation, turn, owner=owner)
     labels = column_labels(len(order))
     buttons = choices(labels)
     cols = st.columns(len(buttons))
-    for col, (text, picked) in zip(cols, buttons):
+    for number, (col, (text, picked)) in enumerate(zip(cols, buttons), 1):
         col.button(text, key=f"cmp_vote_{conversation}_{turn}_{picked}", disabled=disabled, width="stretch",
+                   shortcut=str(number) if shortcuts else None, help=f"key {number}" if shortcuts else None,
                    on_click=_cast, args=(store, conversation, turn, order, replies, measures, owner, picked))
     if "cmp_vote_error" in st.session_state:
         st.error(literal(st.session_state.pop("cmp_vote_error")))
@@ -131,17 +130,12 @@ def items_panel(store: VoteStore, owner: str) -> None:
     """Vote on the items of a scripted comparison: upload DIR/compare.jsonl, then judge its turns blind."""
     upload = st.file_uploader("A compare.jsonl written by `python -m core compare`", type=["jsonl"], key="cmp_upload")
     if upload is not None and st.session_state.get("cmp_upload_name") != upload.name + str(upload.size):
-        path = resources.local_folder() / "compare-upload.jsonl"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(upload.getvalue())
-            st.session_state[ITEMS_KEY] = read_items(path)
+            st.session_state[ITEMS_KEY] = parse_items(upload.getvalue().decode("utf-8"), upload.name)
             st.session_state["cmp_upload_name"] = upload.name + str(upload.size)
-        except (ValueError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (ValueError, UnicodeDecodeError) as err:
             st.error(literal(f"Not a compare file: {err}"))
             return
-        finally:
-            path.unlink(missing_ok=True)
     items = st.session_state.get(ITEMS_KEY) or []
     if not items:
         st.info("Run `python -m core compare --methods base,rag --script FILE --out DIR` and upload DIR/compare.jsonl "

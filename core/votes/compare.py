@@ -81,18 +81,22 @@ def run_compare(methods: list[str], steps: list[ScriptStep], make_session: Calla
 
 def read_items(path: str | Path) -> list[dict]:
     """The items of a compare.jsonl; ValueError naming the first malformed line."""
+    return parse_items(Path(path).read_text(encoding="utf-8"), str(path))
+
+
+def parse_items(text: str, where: str = "compare.jsonl") -> list[dict]:
     items = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ValueError(f"{path}:{number}: not JSON ({err.msg})") from None
+            raise ValueError(f"{where}:{number}: not JSON ({err.msg})") from None
         if not isinstance(item, dict) or not {"compare", "item", "user", "methods", "replies"} <= set(item):
-            raise ValueError(f"{path}:{number}: not a compare item (compare, item, user, methods, replies)")
-        if set(item["methods"]) != set(item["replies"]):
-            raise ValueError(f"{path}:{number}: the replies do not match the methods")
+            raise ValueError(f"{where}:{number}: not a compare item (compare, item, user, methods, replies)")
+        if not isinstance(item["replies"], dict) or set(item["methods"]) != set(item["replies"]):
+            raise ValueError(f"{where}:{number}: the replies do not match the methods")
         items.append(item)
     return items
 
