@@ -8,7 +8,7 @@ from core.conversation import ConversationService, load_memory, save_memory
 from core.methods import METHODS, method_class
 from core.methods.dsmart import rdf_import
 from core.methods.dsmart.memory import DynamicStructuredMemory
-from core.methods.dsmart.method import memory_from_state, pack_state, split_state
+from core.methods.dsmart.dsm_method import memory_from_state, pack_state, split_state
 from ui import conversations, graphs, owner, resources, safe, state, warmup
 
 GRAPH_METHODS = [name for name in METHODS if method_class(name).keeps_memory_graph]  # dsm, dsmart

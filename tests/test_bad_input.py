@@ -337,7 +337,7 @@ def test_a_planted_key_never_reaches_pages_logs_exports_or_results(app_env, tiny
         [conv] = store.list_conversations(owner=ME)
         turns = store.turns(conv.id, owner=ME)
         assert "***" in turns[1].turn.text  # the echoed key was redacted before anything kept it
-        from core.methods.dsmart.method import memory_from_state
+        from core.methods.dsmart.dsm_method import memory_from_state
 
         memory = memory_from_state(load_memory(store, conv.id, "dsm", owner=ME).state)
         exports = memory.to_turtle() + memory.to_trig() + memory.to_jsonld()

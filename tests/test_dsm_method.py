@@ -10,7 +10,7 @@ from rdflib import Literal
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
-from core.methods.dsmart.method import memory_from_state
+from core.methods.dsmart.dsm_method import memory_from_state
 from core.methods.dsmart.vocab import DSM, entity
 from core.methods.dsmart.vocab import USER as USER_NODE
 
@@ -30,9 +30,14 @@ def test_dsm_pairs_turns_into_rounds_and_answers_with_the_memory():
     assert [r.question for r in method.memory.history] == ["My dog is Rex.", "Actually my dog is called Max."]
     reply = method.respond(dialogue, "What is my dog called?")
     system = reply.trace.prompt[0]["content"]
-    assert "user's dog | name | Max" in system and "Rex" not in system  # pruned facts never reach the prompt
+    memory = system.split("Memory:\n")[1].splitlines()
+    # the facts reach the prompt as their source sentences, second person, the current value first;
+    # the sentence whose value a later round pruned comes after it, marked as changed
+    assert memory[0] == "- You told me: Actually your dog is called Max."
+    assert memory[1] == "- You told me: Your dog is Rex. (since changed)"
+    assert " | " not in system and "dsm:" not in system and "http" not in system
     assert reply.text == "Your dog is called Max." and reply.method == "dsm"
-    assert any(e.kind == "triple" and "Max" in e.text for e in reply.evidence)
+    assert any(e.kind == "sentence" and "Max" in e.text for e in reply.evidence)
     assert llm.calls == 1  # maintenance used no LLM call with the weak local setting
 
 

@@ -86,7 +86,7 @@ def saved(db: Path) -> tuple[list[str], bytes | None, dict]:
 
 @pytest.mark.slow
 def test_sigkill_mid_reply_and_mid_memory_update_loses_nothing_saved(tmp_path, tiny_nli_folder):
-    from core.methods.dsmart.method import memory_from_state
+    from core.methods.dsmart.dsm_method import memory_from_state
 
     db = tmp_path / "app.sqlite3"
     with LLMStub(reply=statement_reply, hang_s=600) as stub:

@@ -14,7 +14,7 @@ from core.data.locomo import load_locomo
 from core.data.longmemeval import load_longmemeval
 from core.data.mtbench import load_mtbench
 from core.methods.dsmart.memory import DynamicStructuredMemory
-from core.methods.dsmart.method import pack_state, split_state
+from core.methods.dsmart.dsm_method import pack_state, split_state
 from tests.fuzz_helpers import json_values
 
 

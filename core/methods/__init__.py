@@ -10,9 +10,9 @@ from core.methods.method import Method, Progress, ReplyStream, Toolkit
 METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
     "rag": "core.methods.rag:RagMethod",
-    "dsm": "core.methods.dsmart.method:DsmMethod",
-    "dsmart": "core.methods.dsmart.dsmart_method:DsmartMethod",
-    "rt": "core.methods.dsmart.dsmart_method:RtMethod",
+    "dsm": "core.methods.dsmart.dsm_method:DsmMethod",
+    "dsmart": "core.methods.dsmart.tree_methods:DsmartMethod",
+    "rt": "core.methods.dsmart.tree_methods:RtMethod",
     "sgmem": "core.methods.sgmem.method:SGMemMethod",
     "sgmem-h": "core.methods.sgmem.method:SGMemHybridMethod",  # not in the paper: hybrid BM25 + dense seeds
     "mcts": "core.methods.mcts.method:MCTSMethod",

@@ -40,8 +40,24 @@ class DSMConfig:
 
 
 @dataclass(frozen=True)
+class RecallConfig:
+    """What of the memory reaches the answer prompt (recall.py): the facts' source sentences, ranked
+    by relevance to the question, as many as fit `budget_tokens` (the best one always).
+
+    pool (dsmart): "graph" ranks the whole graph, the tree's values adding to the facts it reached
+    (default: the tree's expansions list a node's facts nearest first and cut at
+    `max_action_facts`, so a user fact said before much small talk is often not reached);
+    "reached" ranks only the facts of the states the tree explored. tree_weight: how much a fact's
+    tree value (0..1) adds to its similarity (cosines of the question with the sentence and fact)."""
+
+    budget_tokens: int = 240
+    pool: Literal["reached", "graph"] = "graph"
+    tree_weight: float = 0.3
+
+
+@dataclass(frozen=True)
 class DsmMethodConfig:
     memory: DSMConfig = DSMConfig()
-    max_memory_facts: int = 120  # facts serialised into the prompt (newest first when over)
+    recall: RecallConfig = RecallConfig()
     recent_turns: int = 2
     generation: GenerationSettings = GenerationSettings()

@@ -67,6 +67,7 @@ class TurnRecord:
     notes: tuple[str, ...] = ()  # fall-backs taken (malformed LLM output ...)
     source: str = "dialogue"  # dialogue | import
     cost: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> LLM calls and tokens
+    date: str = ""  # ISO date the round was said on ("" when unknown): the reader sees it (recall.py)
 
     @property
     def facts_added(self) -> list[Triple]:
@@ -118,22 +119,23 @@ class DynamicStructuredMemory:
         return None
 
     # -- maintenance -----------------------------------------------------------------------------
-    def observe_round(self, question: str, answer: str, turn_index: int | None = None) -> TurnRecord:
-        """Algorithm: statement, extraction, conflict detection, prune, merge, verify (synchronous)."""
+    def observe_round(self, question: str, answer: str, turn_index: int | None = None, date: str = "") -> TurnRecord:
+        """Algorithm: statement, extraction, conflict detection, prune, merge, verify (synchronous).
+        `date`: the day the round was said (ISO), kept with its record for the reader."""
         with self._lock:
             index = len(self._records) if turn_index is None else turn_index
             with cost.measure() as meter:
                 record, consistent = self._maintain(question, answer, index)
-            record = replace(record, cost=meter.as_dict())
+            record = replace(record, cost=meter.as_dict(), date=date)
             return self._publish(record, known_consistent=consistent)
 
-    def submit_round(self, question: str, answer: str, turn_index: int | None = None) -> Future:
+    def submit_round(self, question: str, answer: str, turn_index: int | None = None, date: str = "") -> Future:
         """`observe_round` in the background worker (rounds stay in order). It runs in a copy of
         the caller's context, so the caller's cost meters count its LLM calls."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsm")
         context = contextvars.copy_context()
-        future = self._executor.submit(context.run, self.observe_round, question, answer, turn_index)
+        future = self._executor.submit(context.run, self.observe_round, question, answer, turn_index, date)
         self._pending.append(future)
         return future
 
@@ -382,7 +384,7 @@ def record_to_dict(r: TurnRecord) -> dict:
         "added": [_nt(t) for t in r.added],
         "pruned": [{"triple": _nt(p.triple), "reason": p.reason, "rule": p.rule} for p in r.pruned],
         "timings": r.timings, "consistent": r.consistent, "errors": list(r.errors), "notes": list(r.notes),
-        "source": r.source, "cost": r.cost,
+        "source": r.source, "cost": r.cost, "date": r.date,
     }
 
 
@@ -391,5 +393,5 @@ def record_from_dict(d: dict) -> TurnRecord:
     return TurnRecord(
         d["turn_index"], d["question"], d["answer"], d["statement"], tuple(sorted(_parse_nt(d["added"]))),
         pruned, dict(d["timings"]), d["consistent"], tuple(d["errors"]), tuple(d["notes"]), d.get("source", "dialogue"),
-        {k: dict(v) for k, v in d.get("cost", {}).items()},
+        {k: dict(v) for k, v in d.get("cost", {}).items()}, str(d.get("date", "")),
     )

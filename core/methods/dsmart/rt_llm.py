@@ -131,9 +131,11 @@ class TreeModel:
         return [Message("user", render_prompt(name, query=query, triples=self.facts_text(state),
                                               trajectory=self.trajectory_text(state), **extra))]
 
-    def answer_messages(self, query: str, state: State) -> list[Message]:
-        """Appendix E response prompt after the system prompt and the latest dialogue turns."""
-        prompt = render_prompt("rt_response", query=query, triples=self.facts_text(state), trajectory=self.trajectory_text(state))
+    def answer_messages(self, query: str, state: State, memory: str | None = None) -> list[Message]:
+        """Appendix E response prompt after the system prompt and the latest dialogue turns; its
+        known facts are `memory` (the reached facts' source sentences, recall.py) when given."""
+        facts = memory if memory is not None else self.facts_text(state)
+        prompt = render_prompt("rt_response", query=query, triples=facts or "(none yet)", trajectory=self.trajectory_text(state))
         return [Message("system", render_prompt("chat_system"))] + self.context + [Message("user", prompt)]
 
     @property
@@ -317,11 +319,11 @@ class TreeModel:
         return out
 
     # -- the response ----------------------------------------------------------------------------
-    def respond(self, query: str, best: State, write=None) -> tuple[str, list[Message]]:
+    def respond(self, query: str, best: State, write=None, memory: str | None = None) -> tuple[str, list[Message]]:
         """r_t from the trajectory of S*: its eager draft when it has one, else generated now by
         `write(messages, temperature, max_tokens) -> text` (the method streams it to the page), or
-        by a plain chat call."""
-        messages = self.answer_messages(query, _before_last(best) if best.terminal else best)
+        by a plain chat call. `memory`: the known facts as the prompt shows them (default: S*'s triples)."""
+        messages = self.answer_messages(query, _before_last(best) if best.terminal else best, memory)
         if best.terminal and best.last.text:
             return best.last.text, messages
         with self.timed("generate"):

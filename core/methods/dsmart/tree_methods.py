@@ -1,14 +1,17 @@
-"""`dsmart` (the full D-SMART: Dynamic Structured Memory + Reasoning Tree) and `rt` (the paper's
-"w/o DSM" ablation: the same tree over an empty graph, so it can only THINK and ANSWER).
+"""The tree methods: `dsmart` (the full D-SMART: Dynamic Structured Memory + Reasoning Tree) and
+`rt` (the paper's "w/o DSM" ablation: the same tree over an empty graph, so it can only THINK and
+ANSWER).
 
-A reply runs the tree over the last finished memory graph G_{t-1}; memory maintenance for the
-round runs after the reply, in the DSM's background worker (`DsmMemoryMixin`), off the critical
-path. The whole tree is returned as a `Trace(kind="tree")` of plain data for the UI.
+A reply runs the tree over the last finished memory graph G_{t-1}; the answer prompt shows the
+facts the tree reached as their source sentences, ranked for the question (recall.py). Memory
+maintenance for the round runs after the reply, in the DSM's background worker (the `DsmMemory`
+part every `DsmBacked` method holds), off the critical path. The whole tree is returned as a `Trace(kind="tree")` of plain data for the UI.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from rdflib import Graph
@@ -17,8 +20,9 @@ from core.config import GenerationSettings
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode
 from core.llm import cancel as stopping
 from core.llm.cost import totals
-from core.methods.dsmart.config import DSMConfig
-from core.methods.dsmart.method import DsmMemoryMixin
+from core.methods.dsmart.config import DSMConfig, RecallConfig
+from core.methods.dsmart.dsm_method import DsmBacked
+from core.methods.dsmart.recall import Recalled, memory_text
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel
@@ -30,6 +34,7 @@ from core.paths import MissingResource
 class DsmartConfig:
     memory: DSMConfig = DSMConfig()
     tree: RTConfig = RTConfig()
+    recall: RecallConfig = RecallConfig()  # the reached facts' source sentences in the answer prompt
     recent_turns: int = 2  # latest turns shown before the response prompt (the DSM holds the rest)
     generation: GenerationSettings = GenerationSettings()
 
@@ -48,7 +53,10 @@ class TreeResponder:
 
     _linker: EntityLinker | None = None
 
-    def tree_reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None) -> Reply:
+    def tree_reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None,
+                   recall: Callable[[SearchResult, MemoryView], list[Recalled]] | None = None) -> Reply:
+        """The tree's reply; `recall(result, view)` turns what the search reached into the lines the
+        answer prompt shows (default: the chosen state's triples)."""
         cfg, gen, llm = self.config, self.config.generation, self.tools.llm
         watch = Stopwatch()
         calls0 = llm.calls
@@ -70,7 +78,12 @@ class TreeResponder:
                 result.states.append(fallback)
                 result.best = fallback
             self._progress(tree_progress(result.states, [result.best], -1, view, cfg.tree, started, result.stop_reason))
-            text, messages = model.respond(query, result.best, write=self._write)
+            lines = None
+            if recall is not None:
+                with watch("rank"):
+                    lines = recall(result, view)
+            memory = memory_text(lines) if lines is not None else None
+            text, messages = model.respond(query, result.best, write=self._write, memory=memory)
         finally:
             llm.clear_prompt_cache()  # the search's cached prompt states are not needed again
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
@@ -78,7 +91,8 @@ class TreeResponder:
             text=text,
             method=self.name,
             model=llm.name,
-            evidence=tuple(Evidence(view.fact_line(t), 1.0, "dsm", "triple") for t in result.best.facts),
+            evidence=(tuple(Evidence(view.fact_line(t), 1.0, "dsm", "triple") for t in result.best.facts) if lines is None
+                      else tuple(Evidence(line.text, line.score, "dsm", "sentence") for line in lines)),
             trace=tree_trace(result, view, messages, cfg.tree, query, info, answer=text),
             timings={**watch.timings, **model.timings},
             llm_calls=llm.calls - calls0,
@@ -103,15 +117,11 @@ def _spacy_helpers(model: str):
             lambda text: [c.text for c in nlp(text).noun_chunks])
 
 
-class DsmartMethod(TreeResponder, DsmMemoryMixin, Method):
+class DsmartMethod(TreeResponder, DsmBacked):
     name = "dsmart"
     label = "D-SMART (memory graph + reasoning tree)"
     description = ("Beam search over graph actions (expand entity, find path, think, answer) on the dialogue's "
                    "OWL memory graph; the memory is updated after each reply, in the background.")
-
-    def __init__(self, tools, config: DsmartConfig | None = None) -> None:
-        super().__init__(tools, config)
-        self.init_memory()
 
     @classmethod
     def default_config(cls) -> DsmartConfig:
@@ -134,7 +144,18 @@ class DsmartMethod(TreeResponder, DsmMemoryMixin, Method):
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
             note["memory_maintenance_cost"] = totals(history[-1].cost)
-        return self.tree_reply(dialogue, query, self.memory.graph, note)
+        return self.tree_reply(dialogue, query, self.memory.graph, note,
+                               lambda result, view: self._recall_reached(query, result, view))
+
+    def _recall_reached(self, query: str, result: SearchResult, view: MemoryView) -> list[Recalled]:
+        """The facts of every state the search explored (or the whole graph, `recall.pool`), each
+        valued by the best state that reached it, as ranked source sentences."""
+        priors: dict = {}
+        for state in result.states:
+            for triple in state.facts:
+                priors[triple] = max(priors.get(triple, 0.0), float(state.value))
+        pool = view.facts if self.config.recall.pool == "graph" else list(priors)
+        return self.recall(query, view.graph, pool, priors, self.config.recall.tree_weight)
 
 
 class RtMethod(TreeResponder, Method):

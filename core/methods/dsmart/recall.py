@@ -1,0 +1,317 @@
+"""Facts with the words they came from, for the reader (issue 40).
+
+The DSM records which round asserted each triple (`TurnRecord.added`, one named graph per turn in
+`DynamicStructuredMemory.dataset`). Here a fact is joined to the sentence of that round that holds
+it (the user's turn, the reply sentences the extractor read, or the LLM's statement), with the
+turn's date and who said it. The answer prompts of `dsm` and `dsmart` show these sentences, not
+triples: a triple whose object the extractor dropped ('user | quality | proud') still brings "I'm
+proud of my daughter's architecture degree", and no relation name or URI reaches the model.
+
+Sentences are ranked by relevance to the question (embedding similarity of the sentence and of its
+facts, plus the reasoning tree's value of the facts where a tree ran) and kept within a token
+budget, most relevant first.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rdflib import RDF, Graph, Literal
+
+from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.vocab import label_of
+from core.text import approx_tokens, split_sentences, words
+
+Triple = tuple
+USER, ASSISTANT, NARRATOR, IMPORTED = "user", "assistant", "narrator", "import"
+_PARTICIPANTS = frozenset({"user", "assistant"})
+_STEM = 5  # words match on their first five letters: 'teaches' ~ 'teach', 'cycling' ~ 'cycle'
+_GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b[\s,!.]*", re.I)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+@dataclass(frozen=True)
+class SourcedFact:
+    """A fact of the graph with where it came from."""
+
+    triple: Triple
+    fact: str  # 'subject | relation | object' with labels: for pages and traces, never for the model
+    sentence: str  # the words of the source turn that hold the fact; a sentence from the labels when none
+    speaker: str  # user | assistant | narrator (an LLM statement about the user) | import
+    turn_index: int | None  # the round that asserted it (None: not asserted by a recorded round)
+    date: str = ""  # ISO date of that turn, "" when unknown
+    verbatim: bool = True  # False: `sentence` was written from the labels (no source sentence held it)
+    superseded: bool = False  # a later round pruned another fact of the same sentence (a value since changed)
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One line of the answer prompt: a source sentence and the facts it carries, with its score."""
+
+    text: str  # the rendered line, second person for the user, with the date
+    sentence: SourcedFact  # the first of its facts (the sentence, speaker, date are shared)
+    facts: tuple[Triple, ...]
+    score: float
+
+
+# -- provenance ------------------------------------------------------------------------------------
+def source_index(history: Sequence) -> dict[Triple, object]:
+    """Each fact triple -> the latest TurnRecord that asserted it."""
+    index: dict[Triple, object] = {}
+    for record in history:
+        for triple in record.added:
+            if is_fact(triple):
+                index[triple] = record
+    return index
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:_STEM] for w in words(text) if w not in _PARTICIPANTS and len(w) > 1}
+
+
+def _term_words(graph: Graph, term) -> str:
+    return _CAMEL.sub(" ", label_of(graph, term)).replace("_", " ")
+
+
+def _candidates(record) -> list[tuple[str, str]]:
+    """(speaker, sentence) of the round, in the order they were said."""
+    if getattr(record, "source", "dialogue") == "import":
+        return []
+    statement = record.statement or ""
+    if statement and not statement.startswith(("User:", "Assistant:")):  # the LLM's statement s_t
+        return [(NARRATOR, s) for s in split_sentences(statement)]
+    out = [(USER, s) for s in split_sentences(record.question or "")]
+    reply = next((line.removeprefix("Assistant:").strip() for line in statement.splitlines()
+                  if line.startswith("Assistant:")), "")
+    return out + [(ASSISTANT, s) for s in split_sentences(reply)]
+
+
+def source_sentence(graph: Graph, record, triple: Triple) -> tuple[str, str] | None:
+    """(speaker, sentence) of `record` that holds `triple`: the one sharing most words with the
+    subject and object labels (the relation's words count half), the user's first on ties; None
+    when no sentence shares a word."""
+    s, p, o = triple
+    names = _stems(_term_words(graph, s)) | _stems(_term_words(graph, o))
+    relation = set() if p == RDF.type else _stems(_term_words(graph, p))
+    best, best_score = None, 0.0
+    for speaker, sentence in _candidates(record):
+        have = _stems(sentence)
+        score = len(names & have) + 0.5 * len(relation & have)
+        if score > best_score:
+            best, best_score = (speaker, sentence), score
+    return best
+
+
+def fact_sentence(graph: Graph, triple: Triple) -> str:
+    """A plain sentence from the labels, for a fact no recorded sentence holds (an import): 'you'
+    for the user, relation words split ('livesIn' -> 'lives in'), never a URI."""
+    s, p, o = triple
+    subject = _term_words(graph, s)
+    relation = "is a" if p == RDF.type else _term_words(graph, p).lower()
+    obj = str(o) if isinstance(o, Literal) else _term_words(graph, o)
+    if subject.lower() == "user":
+        subject = "you"
+        first, _, rest = relation.partition(" ")
+        first = {"is": "are", "was": "were", "has": "have", "does": "do"}.get(first, first[:-1] if first.endswith("s") and not first.endswith("ss") else first)
+        relation = f"{first} {rest}".strip()
+    elif subject.lower() == "assistant":
+        subject = "I"
+    return f"{subject[:1].upper()}{subject[1:]} {relation} {obj}."
+
+
+def superseded_sentences(graph: Graph, history: Sequence, index: Mapping[Triple, object]) -> set[tuple]:
+    """(turn index, sentence) of every source sentence one of whose facts a later round pruned:
+    'My dog is Rex.' after 'Actually my dog is called Max.' still holds 'user | has | dog', but its
+    name has changed since."""
+    out = set()
+    for record in history:
+        for pruned in getattr(record, "pruned", ()):
+            source = index.get(pruned.triple)
+            if source is None or source.turn_index >= record.turn_index:
+                continue
+            found = source_sentence(graph, source, pruned.triple)
+            if found is not None:
+                out.add((source.turn_index, found[1]))
+    return out
+
+
+def sourced_facts(graph: Graph, history: Sequence, triples: Iterable[Triple]) -> list[SourcedFact]:
+    """Each triple with its source sentence, speaker, turn and date. A type triple no sentence
+    holds ('user | is a | Speaker') is left out: the schema's words, not something said."""
+    index = source_index(history)
+    changed = superseded_sentences(graph, history, index)
+    out = []
+    for triple in triples:
+        line = " | ".join("is a" if (k == 1 and t == RDF.type) else label_of(graph, t) for k, t in enumerate(triple))
+        record = index.get(triple)
+        found = source_sentence(graph, record, triple) if record is not None else None
+        if found is None and triple[1] == RDF.type and record is not None:
+            continue
+        if found is None:
+            speaker = IMPORTED if record is None or getattr(record, "source", "") == "import" else USER
+            out.append(SourcedFact(triple, line, fact_sentence(graph, triple), speaker,
+                                   None if record is None else record.turn_index, getattr(record, "date", "") or "",
+                                   verbatim=False))
+        else:
+            out.append(SourcedFact(triple, line, found[1], found[0], record.turn_index, getattr(record, "date", "") or "",
+                                   superseded=(record.turn_index, found[1]) in changed))
+    return out
+
+
+def fact_with_source(memory, triple: Triple) -> SourcedFact:
+    """One fact of a `DynamicStructuredMemory` with the sentence it came from (the Memory graph
+    page shows this beside the triple)."""
+    return sourced_facts(memory.graph, memory.history, [triple])[0]
+
+
+# -- rendering -------------------------------------------------------------------------------------
+_PERSON = {
+    "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "i": "you", "me": "you", "my": "your",
+    "mine": "yours", "myself": "yourself", "we're": "you're", "we've": "you've", "we'd": "you'd", "we'll": "you'll",
+    "we": "you", "us": "you", "our": "your", "ours": "yours", "ourselves": "yourselves",
+}
+_BE = re.compile(r"\b(I|we)\s+(am|was|are|were)\b", re.I)
+_FIRST = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in _PERSON), key=len, reverse=True)) + r")\b", re.I)
+_SECOND = re.compile(r"\b(you're|you've|you'd|you'll|yourself|yours|your|you)\b", re.I)
+_SECOND_SWAP = {"you're": "I'm", "you've": "I've", "you'd": "I'd", "you'll": "I'll", "yourself": "myself",
+                "yours": "mine", "your": "my", "you": "me"}
+_SUBJECT_BEFORE = re.compile(r"(^|[,;:]|\b(?:and|but|or|that|if|when|as|because|so|what|how|where|whether|can|could|"
+                             r"would|will|should|do|did|have|had|are|were))\s*$", re.I)
+_THANK = re.compile(r"\bthank\s*$", re.I)
+
+
+def second_person(sentence: str) -> str:
+    """The user's own sentence addressed back to them: 'I'm Tomasz and my wife teaches' -> "You're
+    Tomasz and your wife teaches"; the user's 'you' (the assistant) becomes 'I'/'me'."""
+    text = _GREETING.sub("", sentence).strip() or sentence.strip()
+    marks: list[tuple[int, int, str]] = []
+    for m in _SECOND.finditer(text):  # the assistant, addressed by the user
+        word = m.group(0).lower()
+        swap = _SECOND_SWAP[word]
+        if word == "you" and _THANK.search(text[: m.start()]):
+            swap = m.group(0)  # 'thank you' stays
+        elif word == "you" and _SUBJECT_BEFORE.search(text[: m.start()]):
+            swap = "I"
+        marks.append((m.start(), m.end(), swap))
+    for m in _BE.finditer(text):
+        verb = {"am": "are", "was": "were"}.get(m.group(2).lower(), m.group(2).lower())
+        marks.append((m.start(), m.end(), f"you {verb}"))
+    for m in _FIRST.finditer(text):
+        if not any(a <= m.start() < b for a, b, _ in marks):
+            marks.append((m.start(), m.end(), _PERSON[m.group(0).lower()]))
+    out, at = [], 0
+    for a, b, word in sorted(marks):
+        if a < at:
+            continue
+        out += [text[at:a], word]
+        at = b
+    out.append(text[at:])
+    result = "".join(out)
+    return result[:1].upper() + result[1:]
+
+
+def when(date: str) -> str:
+    try:
+        day = datetime.date.fromisoformat(date[:10])
+    except ValueError:
+        return ""
+    return f"{day.day} {day:%B %Y}"
+
+
+def render(fact: SourcedFact) -> str:
+    """The line the answer prompt shows: whose words, when, and the words (second person for the
+    user); a sentence with a value changed since says so."""
+    line = _render(fact)
+    return f"{line} (since changed)" if fact.superseded else line
+
+
+def _render(fact: SourcedFact) -> str:
+    date = when(fact.date) if fact.date else ""
+    on = f" on {date}" if date else ""
+    if not fact.verbatim:
+        return f"{fact.sentence}" + (f" (noted{on})" if on else "")
+    if fact.speaker == USER:
+        if fact.sentence.rstrip().endswith("?"):
+            return f'You asked me{on}: "{fact.sentence.strip()}"'
+        return f"You told me{on}: {second_person(fact.sentence)}"
+    if fact.speaker == ASSISTANT:
+        return f"I told you{on}: {fact.sentence.strip()}"
+    text = re.sub(r"\bthe user's\b", "your", fact.sentence, flags=re.I)
+    text = re.sub(r"\bthe user\b", "you", text, flags=re.I)
+    return f"Noted{on}: {text[:1].upper()}{text[1:]}"
+
+
+# -- ranking ---------------------------------------------------------------------------------------
+class SentenceRanker:
+    """Ranks source sentences against a question. With an embedder: cosine of the question with the
+    sentence (weight 0.7) and with its best fact written out (0.3); without one, the share of the
+    question's content words the sentence holds. Vectors are cached by text across replies."""
+
+    SENTENCE_WEIGHT = 0.7
+    SUPERSEDED_PENALTY = 0.2  # a changed value's old sentence ranks below the current ones about as relevant
+
+    def __init__(self, embedder=None) -> None:
+        self.embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def similarities(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0)
+        if self.embedder is None:
+            q = _stems(query) - _QUESTION_WORDS
+            return np.array([len(q & _stems(t)) / max(len(q), 1) for t in texts], dtype=float)
+        missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._vectors]
+        if missing:
+            for text, vec in zip(missing, self.embedder.encode(missing)):
+                self._vectors[text] = np.asarray(vec, dtype=float)
+        q = self._vectors[query]
+        return np.array([float(self._vectors[t] @ q) for t in texts])
+
+    def rank(self, query: str, facts: Sequence[SourcedFact], graph: Graph, budget_tokens: int,
+             priors: Mapping[Triple, float] | None = None, prior_weight: float = 0.0) -> list[Recalled]:
+        """One line per source sentence, most relevant first, as many as fit `budget_tokens` (the
+        best one always)."""
+        groups: dict[tuple, list[SourcedFact]] = {}
+        for fact in facts:
+            groups.setdefault((fact.turn_index, fact.speaker, fact.sentence), []).append(fact)
+        if not groups:
+            return []
+        keys = list(groups)
+        sentence_sim = self.similarities(query, [k[2] for k in keys])
+        written = [[fact_sentence(graph, f.triple) for f in groups[k]] for k in keys]
+        flat = self.similarities(query, [w for ws in written for w in ws])
+        scored, at = [], 0
+        for n, key in enumerate(keys):
+            fact_sim = float(flat[at : at + len(written[n])].max())
+            at += len(written[n])
+            prior = max((priors or {}).get(f.triple, 0.0) for f in groups[key])
+            score = self.SENTENCE_WEIGHT * float(sentence_sim[n]) + (1 - self.SENTENCE_WEIGHT) * fact_sim + prior_weight * prior
+            first = groups[key][0]
+            if first.superseded:
+                score -= self.SUPERSEDED_PENALTY
+            scored.append(Recalled(render(first), first, tuple(f.triple for f in groups[key]), score))
+        scored.sort(key=lambda r: (-r.score, -(r.sentence.turn_index or 0)))
+        out, used = [], 0
+        for item in scored:
+            cost = approx_tokens(item.text)
+            if out and used + cost > budget_tokens:
+                continue
+            out.append(item)
+            used += cost
+        return out
+
+
+_QUESTION_WORDS = {w[:_STEM] for w in "what which who whom whose where when why how do does did is are was were the a an of to in "
+                                      "my your me you i".split()}
+
+
+def memory_text(lines: Sequence[Recalled]) -> str:
+    return "\n".join(f"- {line.text}" for line in lines)
+
+
+__all__ = ["Recalled", "SentenceRanker", "SourcedFact", "fact_sentence", "fact_with_source", "memory_text", "render",
+           "second_person", "source_index", "source_sentence", "sourced_facts", "when"]

@@ -1,0 +1,202 @@
+"""Where each memory answer is lost, for `dsm` and `dsmart` (issue 40, docs/dsm-memory.md).
+
+Runs a `chat --script` file exactly as `python -m core chat --method M --script FILE` does (the same
+ChatSession, one reply per user turn, memory maintained after each) and, for every turn with
+expected answers, checks whether one of them is
+
+  (a) in the graph the reply read: a fact's labels ("triple"), or the user turn text of a round
+      whose facts are still in the graph ("source");
+  (b) in what the reply reached (its evidence: the tree's facts for dsmart, the facts or
+      sentences the prompt shows for dsm);
+  (c) in the answer prompt (every message, the question's own words left out);
+  (d) in the reply (the `chat` scorer: case-insensitive substring).
+
+With `--replay RECORDS` the assistant turns come from an earlier run's chat records (any method)
+and only the turns with expected answers are answered by the method: every variant reads the same
+transcript, and a run costs 18 answers instead of 84 replies (the 2 shared cores of 2026-11-27 did
+not allow a full `chat` run per variant). `--max-tokens` caps every reply as `chat --max-tokens`
+does; the DSM reads only the first 3 sentences of a reply (DSMConfig.assistant_sentences).
+
+A question is lost at the first stage that misses it, counted backwards from the reply: correct;
+else "reply" when the prompt held it; else "prompt" when the evidence held it; else "reach" when
+the graph held it; else "graph".
+
+  nice -n 10 .venv/bin/python scripts/lab/dsm_answer_losses.py --methods dsm,dsmart \\
+      --script benchmarks/memory_long_dev_dsmart.jsonl --out results/dsm-losses-after.json \\
+      --records results/chat/dsm-losses-after
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from core import cli  # noqa: E402
+from core.chat import ChatSession, read_script, run_script, summarise  # noqa: E402
+from core.dialogue import ASSISTANT, USER, Turn  # noqa: E402
+from core.methods.dsmart.fragment import is_fact  # noqa: E402
+from core.methods.dsmart.vocab import label_of  # noqa: E402
+
+STAGES = ("graph", "reach", "prompt", "reply")
+
+
+class KeepingSession(ChatSession):
+    """A ChatSession that keeps each reply and the memory it read (for the stage checks)."""
+
+    def new_dialogue(self) -> None:
+        super().new_dialogue()
+        method = self.method
+        inner = method.respond_streaming
+
+        def keep(dialogue, query, stream):
+            memory = getattr(method, "memory", None)
+            self.read = (memory.graph, memory.history) if memory is not None else (None, ())
+            self.last_reply = inner(dialogue, query, stream)
+            return self.last_reply
+
+        method.respond_streaming = keep
+
+    def replay(self, text: str, reply: str) -> None:
+        """Take a recorded exchange into memory without answering (as `send` does after its reply)."""
+        session, day = self.dialogue.next_session, self.today()
+        for turn in (Turn(USER, text, session=session, date=day), Turn(ASSISTANT, reply, session=session, date=day)):
+            self.method.observe(self.dialogue.add(turn))
+        self.method.wait()
+        self.turn_index += 1
+
+
+def replayed(session: KeepingSession, steps, transcript: dict):
+    """`run_script`, with every turn that expects no answer taken from `transcript`
+    ((dialogue, turn) -> reply) instead of answered."""
+    started = False
+    for step in steps:
+        if step.new_dialogue:
+            if started:
+                session.new_dialogue()
+            continue
+        started = True
+        if not step.expect:
+            session.replay(step.user, transcript[(session.dialogue_index, session.turn_index)])
+            continue
+        record = session.send(step.user)
+        record["expected"] = list(step.expect)
+        record["correct"] = any(e.lower() in record["reply"].lower() for e in step.expect)
+        yield record
+
+
+def has(text: str, expected: list[str]) -> bool:
+    low = text.lower()
+    return any(e.lower() in low for e in expected)
+
+
+def graph_texts(graph, history) -> tuple[str, str]:
+    """(the labels of every fact, the user turns of the rounds whose facts are still in the graph)."""
+    if graph is None:
+        return "", ""
+    facts = [t for t in graph if is_fact(t)]
+    labels = "\n".join(" | ".join(label_of(graph, term) for term in t) for t in facts)
+    present = set(facts)
+    sources = "\n".join(r.question for r in history if any(t in present for t in r.added if is_fact(t)))
+    return labels, sources
+
+
+def prompt_text(reply, query: str) -> str:
+    messages = reply.trace.prompt if reply.trace is not None else ()
+    return "\n".join(m["content"] for m in messages).replace(query, "")
+
+
+def stage_of(row: dict) -> str:
+    if row["reply"]:
+        return "correct"
+    if row["prompt"]:
+        return "reply"
+    if row["reached"]:
+        return "prompt"
+    if row["graph"]:
+        return "reach"
+    return "graph"
+
+
+def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = "", max_tokens: int = 0,
+               transcript: dict | None = None) -> dict:
+    config = None
+    if pool and name == "dsmart":  # the recall pool of dsmart's answer prompt (RecallConfig.pool)
+        from dataclasses import replace
+
+        from core.methods import method_class
+
+        base = method_class(name).default_config()
+        config = replace(base, recall=replace(base.recall, pool=pool))
+    session = KeepingSession(name, tools, config, max_tokens=max_tokens)
+    rows, records = [], []
+    sink = None
+    if records_dir is not None:
+        records_dir.mkdir(parents=True, exist_ok=True)
+        sink = open(records_dir / f"{name}.jsonl", "w", encoding="utf-8")
+    for record in (replayed(session, steps, transcript) if transcript else run_script(session, steps)):
+        records.append(record)
+        if sink is not None:
+            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            sink.flush()
+        if "expected" not in record:
+            continue
+        expected, reply = record["expected"], session.last_reply
+        labels, sources = graph_texts(*session.read)
+        row = {
+            "dialogue": record["dialogue"], "question": record["user"], "expected": expected,
+            "graph_triple": has(labels, expected), "graph_source": has(sources, expected),
+            "reached": has("\n".join(e.text for e in reply.evidence), expected),
+            "prompt": has(prompt_text(reply, record["user"]), expected),
+            "reply": bool(record["correct"]),
+            "evidence_items": len(reply.evidence), "prompt_chars": len(prompt_text(reply, record["user"])),
+            "answer": reply.text,
+        }
+        row["graph"] = row["graph_triple"] or row["graph_source"]
+        row["lost_at"] = stage_of(row)
+        rows.append(row)
+        print(f"{name} d{row['dialogue']} {row['lost_at']:8s} {row['question']} -> {reply.text[:80]!r}", flush=True)
+    if sink is not None:
+        sink.close()
+    lost = {stage: sum(r["lost_at"] == stage for r in rows) for stage in (*STAGES, "correct")}
+    return {"summary": summarise(records), "lost_at": lost,
+            "in_graph": sum(r["graph"] for r in rows), "in_graph_triple": sum(r["graph_triple"] for r in rows),
+            "reached": sum(r["reached"] for r in rows), "in_prompt": sum(r["prompt"] for r in rows),
+            "questions": rows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--methods", default="dsm,dsmart")
+    parser.add_argument("--script", default="benchmarks/memory_long_dev_dsmart.jsonl")
+    parser.add_argument("--out", required=True, help="JSON: per method, the losses by stage and every question")
+    parser.add_argument("--records", default=None, help="folder for each method's chat records (JSONL)")
+    parser.add_argument("--pool", default="", choices=["", "graph", "reached"], help="dsmart's recall pool (default: its config)")
+    parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (default: the method's)")
+    parser.add_argument("--replay", default=None, help="chat records whose replies stand for the turns without expected answers")
+    cli._add_llm_options(parser)
+    args = parser.parse_args()
+    steps = read_script(args.script)
+    transcript = None
+    if args.replay:
+        rows = [json.loads(line) for line in Path(args.replay).read_text(encoding="utf-8").splitlines() if line.strip()]
+        transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
+    tools = cli.make_toolkit(cli.llm_settings_from_args(args))
+    out = {"script": args.script, "model": tools.llm.name, "pool": args.pool, "max_tokens": args.max_tokens,
+           "replay": args.replay, "methods": {}}
+    for name in args.methods.split(","):
+        out["methods"][name] = run_method(name, tools, steps, Path(args.records) if args.records else None, args.pool,
+                                         args.max_tokens, transcript)
+        m = out["methods"][name]
+        print(json.dumps({"method": name, "correct": m["summary"]["correct"], "lost_at": m["lost_at"]}), flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

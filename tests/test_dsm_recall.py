@@ -1,0 +1,130 @@
+"""The DSM's facts reach the reader as their source sentences (issue 40): second person for the
+user, dated, never relation names or URIs, the source sentence kept when the triple lost its
+object; ranked by relevance to the question within a token budget."""
+
+from __future__ import annotations
+
+import re
+
+from rdflib import Graph, Literal
+
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.methods.dsmart.memory import DynamicStructuredMemory, Pruned, TurnRecord
+from core.methods.dsmart.recall import (SentenceRanker, fact_with_source, render, second_person, sourced_facts)
+from core.methods.dsmart.vocab import DSM, entity
+from core.methods.dsmart.vocab import USER as USER_NODE
+from core.text import approx_tokens
+from tests.sgmem_helpers import TableEmbedder
+
+LEAKS = re.compile(r"livesIn|worksFor|\bquality\b|\| |http|dsm:|URIRef")
+
+
+def record(index: int, question: str, added, answer: str = "Nice.", date: str = "2026-05-12", pruned=()) -> TurnRecord:
+    return TurnRecord(index, question, answer, f"User: {question}\nAssistant: {answer}", tuple(added), tuple(pruned),
+                      date=date)
+
+
+def graph_of(*records: TurnRecord) -> Graph:
+    g = Graph()
+    for r in records:
+        for p in r.pruned:
+            g.remove(p.triple)
+        for t in r.added:
+            g.add(t)
+    return g
+
+
+def test_a_fact_whose_object_was_dropped_still_brings_its_sentence_in_the_second_person_with_its_date():
+    bare = (USER_NODE, DSM.quality, Literal("proud"))  # 'of my daughter's architecture degree' was dropped
+    r = record(0, "Hello! I'm so proud of my daughter's architecture degree.", [bare])
+    [fact] = sourced_facts(graph_of(r), [r], [bare])
+    assert fact.verbatim and fact.speaker == "user" and fact.turn_index == 0
+    line = render(fact)
+    assert line == "You told me on 12 May 2026: You're so proud of your daughter's architecture degree."
+    assert not LEAKS.search(line)
+
+
+def test_facts_without_a_source_sentence_are_written_without_relation_names_or_uris():
+    lives = (USER_NODE, DSM.livesIn, entity("Lisbon"))
+    memory = DynamicStructuredMemory()
+    memory.import_turtle(f"<{USER_NODE}> <{DSM.livesIn}> <{entity('Lisbon')}> .")
+    fact = fact_with_source(memory, lives)  # the core function the Memory graph page shows beside a fact
+    assert not fact.verbatim and fact.speaker == "import"
+    assert fact.fact == "user | livesIn | lisbon"  # the page's triple line; never shown to the model
+    assert render(fact) == "You live in lisbon."
+
+
+def test_second_person_turns_the_users_words_around():
+    assert second_person("I am 42 and my wife Helena teaches chemistry.") == "You are 42 and your wife Helena teaches chemistry."
+    assert second_person("We had three children, and now we have four.") == "You had three children, and now you have four."
+    assert second_person("Thank you, I will try what you suggested.") == "Thank you, you will try what I suggested."
+
+
+def test_a_sentence_whose_value_changed_later_is_marked_and_ranked_below_the_new_one():
+    old = (entity("user's dog"), DSM.name, Literal("Rex"))
+    has = (USER_NODE, DSM.has, entity("user's dog"))
+    new = (entity("user's dog"), DSM.name, Literal("Max"))
+    r0 = record(0, "My dog is Rex.", [has, old])
+    r1 = record(1, "Actually my dog is called Max.", [new], pruned=[Pruned(old, "renamed", "functional")])
+    g = graph_of(r0, r1)
+    facts = sourced_facts(g, [r0, r1], sorted(t for t in g))
+    lines = SentenceRanker().rank("What is my dog called?", facts, g, 200)
+    assert [line.text for line in lines] == ["You told me on 12 May 2026: Actually your dog is called Max.",
+                                             "You told me on 12 May 2026: Your dog is Rex. (since changed)"]
+
+
+def _ranking_case():
+    job = (USER_NODE, DSM.does, entity("pharmacist"))
+    bread = (USER_NODE, DSM.likes, entity("bread"))
+    chess = (USER_NODE, DSM.likes, entity("chess"))
+    records = [record(0, "I work as a pharmacist near Gdansk.", [job]),
+               record(1, "Could you explain in simple terms why bread goes stale on the counter overnight?", [bread]),
+               record(2, "I would like to get better at chess but I only have twenty minutes a day.", [chess])]
+    g = graph_of(*records)
+    embedder = TableEmbedder({
+        "What is my job?": (1.0, 0.0, 0.0),
+        "I work as a pharmacist near Gdansk.": (0.9, 0.1, 0.0),
+        "Could you explain in simple terms why bread goes stale on the counter overnight?": (0.1, 1.0, 0.0),
+        "I would like to get better at chess but I only have twenty minutes a day.": (0.2, 0.0, 1.0),
+        "You do pharmacist.": (0.8, 0.2, 0.0), "You like bread.": (0.0, 1.0, 0.0), "You like chess.": (0.0, 0.0, 1.0),
+    })
+    return g, records, embedder, [job, bread, chess]
+
+
+def test_the_relevant_sentence_comes_first_and_the_budget_holds():
+    g, records, embedder, triples = _ranking_case()
+    facts = sourced_facts(g, records, triples)
+    ranker = SentenceRanker(embedder)
+    lines = ranker.rank("What is my job?", facts, g, budget_tokens=1000)
+    assert [line.sentence.turn_index for line in lines] == [0, 2, 1]  # by similarity, not by insertion order
+    assert lines[0].text == "You told me on 12 May 2026: You work as a pharmacist near Gdansk."
+    small = ranker.rank("What is my job?", facts, g, budget_tokens=approx_tokens(lines[0].text) + 5)
+    assert [line.sentence.turn_index for line in small] == [0]
+    assert ranker.rank("What is my job?", facts, g, budget_tokens=1) == small  # the best line always comes
+    # the tree's value of a fact lifts its sentence
+    lifted = ranker.rank("What is my job?", facts, g, 1000, priors={triples[1]: 1.0}, prior_weight=2.0)
+    assert lifted[0].sentence.turn_index == 1
+
+
+def chat(method, dialogue, pairs):
+    for q, a in pairs:
+        for role, text in ((USER, q), (ASSISTANT, a)):
+            method.observe(dialogue.add(Turn(role, text, date="2026-05-12")))
+    method.wait()
+
+
+def test_dsmart_answer_prompt_shows_sentences_not_triples():
+    llm = ScriptedLLM(["Your sister Ana works as a nurse."] * 60)
+    method = create_method("dsmart", Toolkit(llm=llm))
+    dialogue = Dialogue()
+    chat(method, dialogue, [("My sister Ana moved to Lisbon last year and works as a nurse.", "How nice."),
+                            ("I keep a small vegetable patch behind the house.", "Lovely.")])
+    reply = method.respond(dialogue, "What does my sister do?")
+    prompt = reply.trace.prompt[-1]["content"]
+    known = prompt.split("most relevant first):\n")[1].split("\n---")[0]
+    assert known.splitlines()[0] == "- You told me on 12 May 2026: Your sister Ana moved to Lisbon last year and works as a nurse."
+    assert not LEAKS.search(known)
+    assert all(e.kind == "sentence" for e in reply.evidence) and "nurse" in reply.evidence[0].text
+    assert [r.date for r in method.memory.history] == ["2026-05-12", "2026-05-12"]
