@@ -28,6 +28,8 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model", default=None,
                    help="local: small | default | large | path.gguf; transformers: HF id or folder; openai: model name")
     g.add_argument("--threads", type=int, default=None, help="local: CPU threads (default all cores)")
+    g.add_argument("--n-ctx", type=int, default=None, help="local: context window per slot in tokens (default "
+                   "WORKBENCH_LLM_N_CTX or 4096; mem0 needs about 10000)")
     g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     g.add_argument("--strong", action=argparse.BooleanOptionalAction, default=None,
                    help="treat the LLM as able to follow the papers' free-text prompts")
@@ -46,6 +48,7 @@ def llm_settings_from_args(args: argparse.Namespace) -> LLMSettings:
         strong=args.strong,
         dtype=getattr(args, "dtype", None) or base.dtype,
         threads=args.threads if getattr(args, "threads", None) is not None else base.threads,
+        n_ctx=args.n_ctx if getattr(args, "n_ctx", None) is not None else base.n_ctx,
     )
 
 
@@ -113,7 +116,7 @@ def bench_context(args, out: Path | None = None, shard=None, **hooks):
     if getattr(args, "reader", ""):  # QA benchmarks: the reader may be another backend than the methods' LLM
         reader = llm_settings_from_spec(args.reader, args.base_url or "", os.environ.get("WORKBENCH_LLM_API_KEY", ""))
         settings = LLMSettings(backend=reader.backend, model=reader.model, base_url=reader.base_url,
-                               api_key=reader.api_key, strong=args.strong, threads=settings.threads)
+                               api_key=reader.api_key, strong=args.strong, threads=settings.threads, n_ctx=settings.n_ctx)
     module = load_benchmark(args.benchmark)
     ctx = BenchContext(
         name=args.benchmark,

@@ -92,6 +92,7 @@ ENV_KEYS = {
     "api_key": ("WORKBENCH_LLM_API_KEY", "OPENAI_API_KEY"),
     "dtype": ("WORKBENCH_LLM_DTYPE",),
     "threads": ("WORKBENCH_LLM_THREADS",),
+    "n_ctx": ("WORKBENCH_LLM_N_CTX",),
 }
 
 
@@ -111,8 +112,11 @@ def llm_settings_from(mapping) -> LLMSettings:
     threads = first("threads") or "0"
     if not threads.isdigit():
         raise ValueError(f"WORKBENCH_LLM_THREADS must be a whole number (0 = all cores), not {threads!r}")
+    n_ctx = first("n_ctx") or str(LLMSettings.n_ctx)  # mem0's extraction prompt alone is about 8k tokens
+    if not n_ctx.isdigit() or int(n_ctx) < 512:
+        raise ValueError(f"WORKBENCH_LLM_N_CTX must be a whole number of tokens (at least 512), not {n_ctx!r}")
     return LLMSettings(backend=backend, model=model, base_url=first("base_url"), api_key=first("api_key"), dtype=dtype,
-                       threads=int(threads))
+                       threads=int(threads), n_ctx=int(n_ctx))
 
 
 # Settings a user may keep between visits (the Store saves them per owner). The API key is not

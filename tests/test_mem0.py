@@ -213,3 +213,12 @@ def test_telemetry_is_off_and_nothing_runs_outside_localhost(tmp_path):
     assert result["telemetry"] == [False, False]
     assert "User loves pizza" in result["found"] and "User lives in Paris" in result["restored"]
     assert not (tmp_path / ".mem0").exists()  # nothing written to the home folder either
+
+
+def test_the_context_window_can_be_set_for_mems_long_prompt():
+    from core.config import llm_settings_from
+
+    assert llm_settings_from({"WORKBENCH_LLM_N_CTX": "12288"}).n_ctx == 12288
+    assert llm_settings_from({}).n_ctx == 4096
+    with pytest.raises(ValueError, match="WORKBENCH_LLM_N_CTX"):
+        llm_settings_from({"WORKBENCH_LLM_N_CTX": "big"})
