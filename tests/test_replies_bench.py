@@ -33,6 +33,7 @@ def test_bench_replies_chats_and_scores_every_reply(tmp_path):
     items = bench.read_items(tmp_path / "out" / "items.jsonl")
     assert [i["voice"] for i in items][1] == ["I live in Porto"]
     assert summary["examples"]["base"]["meta"][0]["reply"] == "This response is in markdown."
+    assert [i["repeat"] for i in items] == [False, False, False, False]
 
 
 def test_bench_replies_scores_chat_transcripts_and_keeps_the_first_dialogues(tmp_path):

@@ -62,6 +62,14 @@ def test_meta_and_refusal():
     assert not score_reply(ReplyCase(sorry, "Where do I live?")).refusal
 
 
+def test_repeat_is_the_previous_reply_again():
+    assert score_reply(ReplyCase("You're  tomás.", "I drive a Fiat.", previous_reply="You're Tomás.")).repeat
+    assert not score_reply(ReplyCase("You drive a Fiat.", "I drive a Fiat.", previous_reply="You're Tomás.")).repeat
+    assert not score_reply(ReplyCase("You're Tomás.", "Hi, I'm Tomás.")).repeat  # the first reply repeats nothing
+    long = "Sourdough needs a warm place, regular feeding and patience before the loaves rise well. "
+    assert score_reply(ReplyCase(long + "Try rye.", "ok", previous_reply=long + "Try spelt.")).repeat
+
+
 def test_score_reply_correct_and_length():
     s = score_reply(ReplyCase("You live in lisbon. You have a dog called Rex!", "Where do I live?", (MARTA,), ("Lisbon",)))
     assert s.correct is True and s.sentences == 2 and s.tokens == 10 and not s.defective
@@ -70,10 +78,11 @@ def test_score_reply_correct_and_length():
 
 
 def test_summary_counts_and_rates():
-    scores = [ReplyScore(correct=True, sentences=2, tokens=10),
+    scores = [ReplyScore(correct=True, sentences=2, tokens=10, repeat=True),
               ReplyScore(correct=False, voice=("I live in Porto",), sentences=4, tokens=20),
               ReplyScore(correct=None, echo_chars=90, refusal=True, sentences=1, tokens=30)]
     s = summarise_scores(scores)
     assert (s["replies"], s["questions"], s["correct"], s["accuracy"]) == (3, 2, 1, 0.5)
     assert (s["voice"], s["echo"], s["refusal"], s["leak"], s["defective"], s["defective_rate"]) == (1, 1, 1, 0, 2, 0.667)
+    assert s["repeat"] == 1  # reported, not one of the bar's defects
     assert (s["median_sentences"], s["median_tokens"], s["over_3_sentences"]) == (2, 20, 1)

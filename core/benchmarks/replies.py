@@ -4,7 +4,7 @@ Data: a `chat --script` JSONL (core.chat): `{"new_dialogue": true}` starts a con
 `{"user": "...", "expect": [...]}` is a user turn. Each method chats through every dialogue as the
 Chat page does (a fresh memory per dialogue, turns dated the day they are said), and every reply
 is scored by core.metrics.reply_defects: correct, voice, attribution, leak, meta, refusal, echo,
-length. `--limit N` keeps the first N dialogues. `--records DIR` scores transcripts that
+repeat, length. `--limit N` keeps the first N dialogues. `--records DIR` scores transcripts that
 `python -m core chat --method M --script DATA --out DIR/M.jsonl` wrote instead of chatting again.
 
 Reported per method: accuracy over the questions, the count of each defect, the issue's bar set
@@ -58,12 +58,13 @@ def item_id(item: dict) -> str:
 
 
 def scored_item(method: str, d: int, t: int, step: ScriptStep, earlier: list[str], reply: str, seconds: float,
-                shingles) -> tuple[dict, ReplyScore]:
-    score = score_reply(ReplyCase(reply, step.user, tuple(earlier), step.expect), shingles)
+                shingles, previous_reply: str = "") -> tuple[dict, ReplyScore]:
+    score = score_reply(ReplyCase(reply, step.user, tuple(earlier), step.expect, previous_reply), shingles)
     item = {"method": method, "dialogue": d, "turn": t, "user": step.user, "reply": reply, "seconds": seconds,
             **({"expected": list(step.expect), "correct": score.correct} if step.expect else {}),
             "voice": list(score.voice), "attribution": list(score.attribution), "leak": list(score.leak),
             "meta": list(score.meta), "refusal": score.refusal, "echo_chars": score.echo_chars, "echo": score.echo,
+            "repeat": score.repeat,
             "sentences": score.sentences, "tokens": score.tokens, "defective": score.defective}
     return item, score
 
@@ -111,10 +112,13 @@ def run(ctx: BenchContext) -> BenchResult:
         examples[method] = {k: [] for k in DEFECTS}
         replies = (_recorded_replies(Path(records), method, dialogues) if records
                    else _chat_replies(ctx, method, dialogues))
+        previous: dict[int, str] = {}  # dialogue -> the method's last reply in it
         with ctx.metered(method):
             for d, t, reply, secs in replies:
                 earlier = [s.user for s in dialogues[d][:t]]
-                item, score = scored_item(method, d, t, dialogues[d][t], earlier, reply, secs, shingles)
+                item, score = scored_item(method, d, t, dialogues[d][t], earlier, reply, secs, shingles,
+                                          previous.get(d, ""))
+                previous[d] = reply
                 ctx.write_item(item)
                 scores.append(score)
                 seconds.append(secs)

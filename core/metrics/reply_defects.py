@@ -20,6 +20,8 @@ messages of the same dialogue (`ReplyCase`):
 - refusal: an apology or "I don't know" in answer to a message that asks nothing (no "?");
 - echo: the longest stretch of the user's message repeated verbatim (case and spacing ignored);
   80 characters or more is an echo;
+- repeat: the reply says again what the assistant's previous reply said (the same text, or 80+
+  characters of it in a row): a small model stuck on one answer ("You're Tomás." to every turn);
 - length: sentences and word tokens.
 """
 
@@ -93,6 +95,7 @@ class ReplyCase:
     user: str  # the message it answers
     earlier_user: tuple[str, ...] = ()  # the user's earlier messages of the same dialogue
     expect: tuple[str, ...] = ()  # any of these in the reply makes it correct; () = not a question
+    previous_reply: str = ""  # the assistant's reply before this one in the dialogue ("" for the first)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class ReplyScore:
     meta: tuple[str, ...] = ()  # the meta-commentary matched
     refusal: bool = False  # a refusal to a message that asks nothing
     echo_chars: int = 0  # longest stretch of the user's message repeated verbatim
+    repeat: bool = False  # the previous reply said again
     sentences: int = 0
     tokens: int = 0
 
@@ -271,6 +275,14 @@ def echo_chars(reply: str, message: str) -> int:
     return SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b)).size
 
 
+def repeats(reply: str, previous: str) -> bool:
+    """The reply is the previous reply again: the same text (case and spacing ignored), or 80+
+    characters of it in a row."""
+    if not previous.strip() or not reply.strip():
+        return False
+    return _normal(reply) == _normal(previous) or echo_chars(reply, previous) >= ECHO_CHARS
+
+
 def score_reply(case: ReplyCase, shingles: frozenset[tuple[str, ...]] = frozenset()) -> ReplyScore:
     users = (*case.earlier_user, case.user)
     reply = case.reply
@@ -282,12 +294,13 @@ def score_reply(case: ReplyCase, shingles: frozenset[tuple[str, ...]] = frozense
         meta=meta_phrases(reply),
         refusal=is_statement(case.user) and refuses(reply),
         echo_chars=echo_chars(reply, case.user),
+        repeat=repeats(reply, case.previous_reply),
         sentences=len(split_sentences(reply)),
         tokens=len(words(reply)),
     )
 
 
-DEFECTS = ("voice", "attribution", "leak", "meta", "refusal", "echo")
+DEFECTS = ("voice", "attribution", "leak", "meta", "refusal", "echo", "repeat")
 
 
 def flagged(score: ReplyScore, defect: str) -> bool:
