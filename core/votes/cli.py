@@ -147,21 +147,16 @@ def to_csv(rows: list[dict]) -> str:
 
 def read_votes(path: Path) -> list:
     """Votes from a JSONL or CSV export; VoteError naming the first bad line (nothing is stored)."""
+    from core.votes.compare import jsonl_records
     from core.votes.model import VoteError, vote_from_json
 
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".csv":
         return [vote_from_json(row, f"{path.name} row {k}") for k, row in enumerate(csv.DictReader(io.StringIO(text)), 2)]
-    votes = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise VoteError(f"{path.name}:{number}: not JSON ({err.msg})") from None
-        votes.append(vote_from_json(record, f"{path.name}:{number}"))
-    return votes
+    try:
+        return [vote_from_json(record, f"{path.name}:{number}") for number, record in jsonl_records(text, path.name)]
+    except ValueError as err:
+        raise VoteError(str(err)) from None
 
 
 def run_export(args) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from core.chat import ChatSession, ScriptStep, run_script, summarise
 
@@ -84,15 +84,19 @@ def read_items(path: str | Path) -> list[dict]:
     return parse_items(Path(path).read_text(encoding="utf-8"), str(path))
 
 
+def jsonl_records(text: str, where: str) -> Iterator[tuple[int, object]]:
+    """(line number, parsed JSON) of each non-empty line; ValueError naming the first that is not JSON."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{where}:{number}: not JSON ({err.msg})") from None
+
+
 def parse_items(text: str, where: str = "compare.jsonl") -> list[dict]:
     items = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}:{number}: not JSON ({err.msg})") from None
+    for number, item in jsonl_records(text, where):
         if not isinstance(item, dict) or not {"compare", "item", "user", "methods", "replies"} <= set(item):
             raise ValueError(f"{where}:{number}: not a compare item (compare, item, user, methods, replies)")
         if not isinstance(item["replies"], dict) or set(item["methods"]) != set(item["replies"]):
