@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rdflib import RDFS, Literal
 
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import SpacyExtractor, Utterance
 from core.methods.dsmart.fragment import is_fact

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rdflib import Literal, URIRef
 
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.context import ParseContext
 from core.methods.dsmart.literals import is_amount, parse_number
 from core.methods.dsmart.node_rules import NodeRules
@@ -90,7 +90,7 @@ class ChangeRules:
         is elected / appointed / promoted to ('I was elected president of my book club', 'I got
         promoted to sous chef at the bistro'), or works / serves as ('I work as a line cook at a
         bistro'), with the group it is of / at / in. After 'be' / 'become' the group must be one
-        (lexicon.GROUP_NOUNS or an organisation): 'a fan of jazz' holds no role. The role is the
+        (word_lists.GROUP_NOUNS or an organisation): 'a fan of jazz' holds no role. The role is the
         value of one node per holder and group ('user's role in book club'); the value is
         functional, so a new role in the same group replaces the old one."""
         if negative:

@@ -5,7 +5,7 @@ durations, clock times, days of the week, frequencies) and hangs each on the slo
 Quantity of what its owner counted, or the activity (a habit, a class) that happens at that time or
 that often. Then `ClauseRules.clause` (this file) reads subject-verb-object, copula, naming, birth and
 prepositional patterns over the tokens the first pass left, normalising relations through the closed
-vocabulary (lexicon.RELATIONS).
+vocabulary (word_lists.RELATIONS).
 
 The rules come in families, each a small class given the parse context (context.py: the builder,
 the speaker, the tokens used) and the lower families it calls, never a higher one:
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from rdflib import Literal, URIRef
 
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.change_rules import ChangeRules
 from core.methods.dsmart.context import ParseContext
 from core.methods.dsmart.fragment import FragmentBuilder

@@ -12,7 +12,7 @@ import re
 
 from rdflib import XSD, Literal
 
-from core.methods.dsmart.lexicon import FREQUENCY_ADVERBS, NUMBER_WORDS, ORDINAL_WORDS, TIME_UNITS
+from core.methods.dsmart.word_lists import FREQUENCY_ADVERBS, NUMBER_WORDS, ORDINAL_WORDS, TIME_UNITS
 from core.text import singular
 
 _ORDINAL = re.compile(r"^(\d+)(st|nd|rd|th)$")

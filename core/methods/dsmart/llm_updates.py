@@ -6,7 +6,7 @@ A round is a candidate when, after the symbolic stages found no conflict in it:
   another value, whose descriptions the slot stage did not find to be one slot ('my commute is 25
   minutes' / 'my bike commute takes 40 minutes');
 - a change verb is untyped: the user's clause has a change, total or replacement verb
-  (lexicon.CHANGE_VERBS, TOTAL_VERBS, REPLACE_VERBS) and no value or replacement came of it;
+  (word_lists.CHANGE_VERBS, TOTAL_VERBS, REPLACE_VERBS) and no value or replacement came of it;
 - a number is untyped: the user states a number that no literal of the fragment carries ('he told
   me he has earned 5 merit badges now', with 'he' unresolved).
 The model sees at most MAX_FACTS old facts: the unmatched pair's old values, else the facts whose
@@ -24,7 +24,7 @@ from rdflib import OWL, RDF, RDFS, Graph, Literal, URIRef
 
 from core.llm.base import LLM, Message
 from core.llm.prompts import render_prompt
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.slots import SlotMatcher, candidate_pairs
 from core.methods.dsmart.vocab import DSM, RELATION_BASE, entity, label_of

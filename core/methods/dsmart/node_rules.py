@@ -12,7 +12,7 @@ import re
 
 from rdflib import Literal, URIRef
 
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.context import ParseContext
 from core.methods.dsmart.literals import date_literal, parse_number
 from core.methods.dsmart.vocab import ASSISTANT, DSM, USER, entity, slug
@@ -60,7 +60,7 @@ class NodeRules:
     @staticmethod
     def gendered_antecedent(tok):
         """'My daughter got two more plushies, so she has 10 now': he / she (him, her, his) stand for
-        the one person noun of that gender (lexicon.FEMALE_NOUNS / MALE_NOUNS) the utterance names
+        the one person noun of that gender (word_lists.FEMALE_NOUNS / MALE_NOUNS) the utterance names
         before them; None when it names none or several (names carry no gender here)."""
         gender = lx.THIRD_PERSON.get(tok.lower_)
         if gender is None:
@@ -253,7 +253,7 @@ class NodeRules:
         return None
 
     def group_owner(self, noun) -> URIRef | None:
-        """Whose a group's members are: 'my vinyl collection', 'our team' (lexicon.AGGREGATE_NOUNS);
+        """Whose a group's members are: 'my vinyl collection', 'our team' (word_lists.AGGREGATE_NOUNS);
         None for other nouns or an unowned group."""
         return self.possessor(noun) if noun.lemma_.lower() in lx.AGGREGATE_NOUNS else None
 

@@ -4,7 +4,7 @@ with the old thing (drives it, goes to it, has it) is carried onto the new one, 
 is pruned as a conflict (rule "replacement"), kept in the history.
 
 The extractor reads these clauses as minted relations (speaker --trade_in--> old, speaker
---trade_for--> new; lexicon.REPLACE_VERBS). The old thing is the named one ('my Civic' is the node
+--trade_for--> new; word_lists.REPLACE_VERBS). The old thing is the named one ('my Civic' is the node
 whose name holds 'civic', 'Honda Civic'); with 'switch to Y' and no old thing named, it is the one
 thing the speaker had a relation to whose top class (organisation, place, person, ...) is Y's, when
 there is exactly one: 'I go to Planet Fitness' then 'I switched to the YMCA' (a class the tagger could
@@ -17,7 +17,7 @@ import re
 
 from rdflib import RDF, Graph, URIRef
 
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.vocab import DSM, RELATION_BASE, TOP_CLASSES, label_of, relation
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from rdflib import Graph, URIRef
 
-from core.methods.dsmart.lexicon import VALUE_VERBS
+from core.methods.dsmart.word_lists import VALUE_VERBS
 from core.methods.dsmart.vocab import DSM, RELATION_BASE, label_of
 from core.text import singular
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rdflib import Literal, URIRef
 
-from core.methods.dsmart import lexicon as lx
+from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.change_rules import ChangeRules
 from core.methods.dsmart.context import ParseContext
 from core.methods.dsmart.literals import duration_literal, frequency_phrase, parse_number, time_literal
@@ -343,7 +343,7 @@ class ValueRules:
 
     def quantity(self, owner, lemma, noun, value, about=None, unit: str = "", kind: str = "", what: str = "") -> URIRef:
         """owner --verb--> Quantity(kind noun) amount value. Verbs that count the same thing share one
-        node (lexicon.COUNT_VERBS), so a new count lands on the old count's functional amount. With
+        node (word_lists.COUNT_VERBS), so a new count lands on the old count's functional amount. With
         no noun token (a count said by an adverb: 'twice'), `kind` and `what` name what is counted."""
         verb = lx.count_verb(lemma)
         if noun is None:

@@ -1,5 +1,7 @@
-"""The extractor's lexicon: the small, explicit substitute for Framester's supersenses, and the closed
-relation vocabulary that paraphrases meet on.
+"""The extractor's word lists (its lexicon): the small, explicit substitute for Framester's
+supersenses, the function words its rules read, and the table of (verb, preposition) pairs that
+paraphrases meet on. Words only: the RDF terms they map to (the `DSM` namespace, the ontology) are
+in vocab.py.
 
 `RELATIONS` maps (verb lemma, preposition) to a fixed DSM property, so "live in", "moved to",
 "relocated to" and "settled in" all give `dsm:livesIn` (functional: a second value is a conflict).
