@@ -77,13 +77,13 @@ if query is not None:
     except InvalidMessage as err:
         st.warning(f"Not sent. {err}")
         query = None
-if query:
-    with st.chat_message(USER):
-        st.markdown(safe.literal(query))
+if query:  # no page element before the round is held: drawing one is where a rerun may stop this run
     round_ = service.start(cid, method_name, query)
     created = cid is None
     st.session_state[state.CONVERSATION] = cid = round_.conversation_id
     st.session_state[conversations.PENDING] = round_.pending  # kept on the next run if this one is cut short
+    with st.chat_message(USER):
+        st.markdown(safe.literal(query))
     with st.chat_message(ASSISTANT):
         # A click (Stop, another message) reruns the page: the round stops its reply and keeps the message.
         stop_slot = st.empty()

@@ -34,7 +34,7 @@ _COUNTER_JS = """
       holder.insertAdjacentElement("afterend", note);
     }
     const update = () => {
-      const n = box.value.length;
+      const n = Array.from(box.value.trim()).length;  // as the page counts: outer whitespace off, characters not UTF-16 units
       const over = n > LIMIT;
       note.style.color = over ? "#c0392b" : "#808495";
       note.textContent = n < NEAR ? "" : over
@@ -60,9 +60,10 @@ def counter_script(limit: int = MAX_MESSAGE_CHARS) -> str:
 def message_box(*, disabled: bool, notice_key: str, limit: int = MAX_MESSAGE_CHARS) -> str | None:
     """The text sent (cut to `limit`), or None. A cut is announced now and, under `notice_key`, again
     after the rerun that follows the reply."""
-    query = st.chat_input(f"Say something (at most {limit:,} characters; a longer paste is cut there)", disabled=disabled)
     with st.sidebar:  # the script draws nothing itself; the sidebar keeps the chat column free of an empty element
         st.html(counter_script(limit), unsafe_allow_javascript=True)
+    # nothing is drawn between taking the message and the page holding it: a rerun stops a run there
+    query = st.chat_input(f"Say something (at most {limit:,} characters; a longer paste is cut there)", disabled=disabled)
     if query is None:
         return None
     kept, cut = cut_message(query, limit)
