@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from core.conversation import (ConversationService, MethodProgress, ReplyJudge, ReplyStored, ReplyText, judge_consistency,
                                judgement_of)
-from core.dialogue import Dialogue, chat_day
+from core.dialogue import Dialogue, Reply, chat_day
 from core.methods import Method, Toolkit, create_method
 from core.store import Store
 
@@ -134,6 +134,12 @@ class ChatSession:
             record["consistency"] = {"label": judged.label, "cs": round(judged.consistency, 4)}
         self.turn_index += 1
         return record
+
+    def replay(self, text: str, reply: str) -> None:
+        """Take a recorded exchange into the conversation and its memory without answering."""
+        self.service.add_exchange(self.conversation_id, self.method_name, text,
+                                  Reply(text=reply, method=self.method_name, model="transcript"))
+        self.turn_index += 1
 
 
 def nli_judge() -> ReplyJudge:

@@ -233,6 +233,23 @@ class ConversationService:
         self._remember_method(pending.conversation_id, pending.method_name)
         return stored
 
+    def add_exchange(self, cid: str, method_name: str, message: str, reply: Reply) -> list[int]:
+        """Store a message and a reply made elsewhere (a recorded transcript) as a round of
+        `method_name`, dated as any round, and take it into the method's memory: no answer, no
+        judgement."""
+        method = self.method(cid, method_name)
+        dialogue = self.store.dialogue(cid, owner=self.owner)
+        method.sync(dialogue)
+        day, session = self.today(), dialogue.next_session
+        turns = (dialogue.add(Turn(USER, clean_message(message), session=session, date=day)),
+                 dialogue.add(Turn(ASSISTANT, reply.text, session=session, date=day)))
+        stored = self.store.add_turns(cid, [(turns[0], None), (turns[1], reply)], owner=self.owner)
+        self._remember_method(cid, method_name)
+        for turn in turns:
+            method.observe(turn)
+        save_method_memory(self.store, cid, method, owner=self.owner)
+        return stored
+
     def _remember_method(self, cid: str, method_name: str) -> None:
         """Record the method a conversation was last continued with, so reopening it picks that one."""
         if self.store.conversation(cid, owner=self.owner).method != method_name:

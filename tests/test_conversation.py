@@ -199,3 +199,16 @@ def test_a_stale_instance_is_rebuilt_from_the_saved_memory(store):
                               is_current=lambda m: m is not old)
     rebuilt = svc.method(cid, "counting")
     assert rebuilt is not old and rebuilt.seen == ["One."]
+
+
+def test_a_recorded_exchange_is_stored_and_taken_into_memory_without_answering(store):
+    from core.chat import ChatSession
+
+    llm = ScriptedLLM(["Noted."])
+    session = ChatSession("base", Toolkit(llm=llm), store=store, today=lambda: "2026-11-26")
+    session.replay("I live in Lisbon.", "Lovely.")
+    record = session.send("Where do I live?")
+    assert len(llm.requests) == 1 and "Lisbon" in str(llm.requests[0])  # the replayed round is in the prompt
+    turns = store.turns(session.conversation_id, owner=ChatSession.OWNER)
+    assert [t.turn.text for t in turns] == ["I live in Lisbon.", "Lovely.", "Where do I live?", "Noted."]
+    assert {t.turn.date for t in turns} == {"2026-11-26"} and record["turn"] == 1
