@@ -43,6 +43,7 @@ class RoundRecord:
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    processed_tokens: int = 0  # prompt tokens the server computed (the rest came from its prompt cache)
     seconds: float = 0.0
     invalid_json: int = 0  # extraction replies that were not mem0's JSON
     too_long: int = 0  # prompts that did not fit the model's window (not sent)
@@ -138,13 +139,13 @@ class Mem0Method(Method):
             calls = self.log.take()
             self.log.holder = 0
             del self._pending.rounds[index]
-        used = meter.total()
+        used, work = meter.total(), cost.totals(meter.as_dict())
         record = RoundRecord(
             index=index, turn_ids=tuple(t.turn_id for t in turns),
             events=tuple({"event": r.get("event", ""), "memory": r.get("memory", ""), "id": r.get("id", "")}
                          for r in result.get("results", [])),
             llm_calls=used.llm_calls, prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens,
-            seconds=round(time.perf_counter() - t0, 4),
+            processed_tokens=int(work.get("processed_tokens", 0)), seconds=round(time.perf_counter() - t0, 4),
             invalid_json=sum(1 for c in calls if c.invalid and not c.too_long),
             too_long=sum(1 for c in calls if c.too_long),
             problems=tuple(c.invalid for c in calls if c.invalid) + ((error,) if error else ()),
@@ -277,6 +278,7 @@ def summarise(records: list[RoundRecord], search_seconds: list[float]) -> dict:
         out.update({"llm_calls_per_round": round(mean(r.llm_calls for r in records), 3),
                     "prompt_tokens_per_round": round(mean(r.prompt_tokens for r in records), 1),
                     "completion_tokens_per_round": round(mean(r.completion_tokens for r in records), 1),
+                    "processed_tokens_per_round": round(mean(r.processed_tokens for r in records), 1),
                     "seconds_per_round": round(mean(r.seconds for r in records), 3),
                     "seconds_per_round_p95": round(_quantile([r.seconds for r in records], 0.95), 3)})
     if search_seconds:
