@@ -146,7 +146,7 @@ class ReplyStored:
     reply_index: int
     checks: dict | None  # the judgement stored with the reply, if any
     streamed: bool  # whether its text came as ReplyText pieces
-    seconds: float  # from the round's start to the finished reply
+    seconds: float  # from the method's start (instance ready, turns read) to the finished reply
 
 
 @dataclass(frozen=True)
@@ -318,10 +318,10 @@ class ReplyRound:
         """The round's events; the method's work runs in a worker thread, so a `Working` event
         comes at least every `tick_s` seconds while it is quiet."""
         service, pending = self.service, self.pending
-        started = time.perf_counter()
         method = service.method(pending.conversation_id, pending.method_name)
         pending.model = getattr(method.tools.llm, "name", "")
         dialogue = service.store.dialogue(pending.conversation_id, owner=service.owner)
+        started = time.perf_counter()  # the reply's time, as the headless chat has always counted it
         put = self._items.put
         stream = ReplyStream(sink=lambda piece: put(ReplyText(piece)), cancel=self.cancel, max_tokens=max_tokens,
                              progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)))
