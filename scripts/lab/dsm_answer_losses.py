@@ -24,11 +24,13 @@ the graph held it; else "graph".
   nice -n 10 .venv/bin/python scripts/lab/dsm_answer_losses.py --methods dsm,dsmart \\
       --script benchmarks/memory_long_dev_dsmart.jsonl --out results/dsm-losses-after.json \\
       --records results/chat/dsm-losses-after
+  .venv/bin/python scripts/lab/dsm_answer_losses.py --table results/dsm-losses-*.json   # the docs' table
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import sys
 from pathlib import Path
@@ -46,12 +48,17 @@ STAGES = ("graph", "reach", "prompt", "reply")
 
 
 class KeepingSession(ChatSession):
-    """A ChatSession that keeps each reply and the memory it read (for the stage checks)."""
+    """A ChatSession that keeps each reply and the memory it read (for the stage checks).
+    `generate=False`: the answer's text is not written (stages a-c only; the reply is empty)."""
+
+    generate = True
 
     def new_dialogue(self) -> None:
         super().new_dialogue()
         method = self.method
         inner = method.respond_streaming
+        if not self.generate:
+            method._write = lambda *args, **kwargs: ""
 
         def keep(dialogue, query, stream):
             memory = getattr(method, "memory", None)
@@ -123,7 +130,7 @@ def stage_of(row: dict) -> str:
 
 
 def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = "", max_tokens: int = 0,
-               transcript: dict | None = None) -> dict:
+               transcript: dict | None = None, generate: bool = True) -> dict:
     config = None
     if pool and name == "dsmart":  # the recall pool of dsmart's answer prompt (RecallConfig.pool)
         from dataclasses import replace
@@ -132,13 +139,14 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
 
         base = method_class(name).default_config()
         config = replace(base, recall=replace(base.recall, pool=pool))
+    KeepingSession.generate = generate
     session = KeepingSession(name, tools, config, max_tokens=max_tokens)
     rows, records = [], []
     sink = None
     if records_dir is not None:
         records_dir.mkdir(parents=True, exist_ok=True)
         sink = open(records_dir / f"{name}.jsonl", "w", encoding="utf-8")
-    for record in (replayed(session, steps, transcript) if transcript else run_script(session, steps)):
+    for record in (replayed(session, steps, transcript) if transcript is not None else run_script(session, steps)):
         records.append(record)
         if sink is not None:
             sink.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -169,7 +177,33 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
             "questions": rows}
 
 
+def table(paths: list[str]) -> str:
+    """The losses by stage of result files (this script's --out), one row per file and method."""
+    lines = ["| run | method | correct | in graph (triple / any) | reached | in prompt | lost: graph | reach | prompt | reply |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for name, m in data["methods"].items():
+            lost, n = m["lost_at"], len(m["questions"])
+            lines.append(f"| {Path(path).stem} | {name} | {lost['correct']}/{n} | {m['in_graph_triple']} / {m['in_graph']} | "
+                         f"{m['reached']} | {m['in_prompt']} | {lost['graph']} | {lost['reach']} | {lost['prompt']} | {lost['reply']} |")
+    return "\n".join(lines)
+
+
+def command_line(argv: list[str]) -> str:
+    """This run's command with repository paths relative (results hold no absolute path)."""
+    from core.paths import portable_path
+
+    out = []
+    for arg in argv:
+        out.append(portable_path(arg) if arg.startswith("/") else arg)
+    return "python scripts/lab/dsm_answer_losses.py " + " ".join(out)
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--table"]:
+        print(table(sys.argv[2:]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default="dsm,dsmart")
     parser.add_argument("--script", default="benchmarks/memory_long_dev_dsmart.jsonl")
@@ -177,24 +211,27 @@ def main() -> int:
     parser.add_argument("--records", default=None, help="folder for each method's chat records (JSONL)")
     parser.add_argument("--pool", default="", choices=["", "graph", "reached"], help="dsmart's recall pool (default: its config)")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (default: the method's)")
-    parser.add_argument("--replay", default=None, help="chat records whose replies stand for the turns without expected answers")
+    parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
+    parser.add_argument("--replay", default=None, help="chat records whose replies stand for the turns without expected answers; 'empty': empty replies")
     cli._add_llm_options(parser)
     args = parser.parse_args()
     steps = read_script(args.script)
     transcript = None
-    if args.replay:
+    if args.replay == "empty":  # every other turn answered by an empty reply: the user's words alone
+        transcript = collections.defaultdict(str)
+    elif args.replay:
         rows = [json.loads(line) for line in Path(args.replay).read_text(encoding="utf-8").splitlines() if line.strip()]
         transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
     tools = cli.make_toolkit(cli.llm_settings_from_args(args))
-    out = {"script": args.script, "model": tools.llm.name, "pool": args.pool, "max_tokens": args.max_tokens,
-           "replay": args.replay, "methods": {}}
+    out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name, "pool": args.pool, "max_tokens": args.max_tokens,
+           "replay": args.replay, "generate": not args.no_generate, "methods": {}}
     for name in args.methods.split(","):
         out["methods"][name] = run_method(name, tools, steps, Path(args.records) if args.records else None, args.pool,
-                                         args.max_tokens, transcript)
+                                         args.max_tokens, transcript, not args.no_generate)
         m = out["methods"][name]
         print(json.dumps({"method": name, "correct": m["summary"]["correct"], "lost_at": m["lost_at"]}), flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # after each method: a long run's first part is kept
+        Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 
