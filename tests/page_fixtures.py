@@ -36,3 +36,15 @@ def stub(app_env, tiny_nli, monkeypatch):
         monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", s.url)
         monkeypatch.setenv("WORKBENCH_LLM_MODEL", "stub")
         yield s
+
+
+def open_page(path: str, owner: str, **state):
+    """An AppTest of the page at `path` run once as `owner` (as the owner cookie gives), with
+    `state` put in its session first."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(path, default_timeout=120)
+    at.session_state["owner_id"] = owner
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()

@@ -15,7 +15,7 @@ from core.conversation import PendingRound
 from core.dialogue import ASSISTANT, USER, Turn
 from core.methods import METHODS, method_class
 from core.store import ConversationInfo, Store
-from tests.page_fixtures import stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)
+from tests.page_fixtures import open_page, stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)
 from ui import conversations, screens
 from ui.safe import literal
 
@@ -25,11 +25,7 @@ ME = "anon:rounds"
 
 
 def chat_page(**state) -> AppTest:
-    at = AppTest.from_file(CHAT, default_timeout=120)
-    at.session_state["owner_id"] = ME
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
+    return open_page(CHAT, ME, **state)
 
 
 def db() -> Store:
