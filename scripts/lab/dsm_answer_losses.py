@@ -40,7 +40,6 @@ sys.path.insert(0, str(REPO))
 
 from core import cli  # noqa: E402
 from core.chat import ChatSession, read_script, run_script, summarise  # noqa: E402
-from core.dialogue import ASSISTANT, USER, Turn  # noqa: E402
 from core.methods.dsmart.fragment import is_fact  # noqa: E402
 from core.methods.dsmart.vocab import label_of  # noqa: E402
 
@@ -67,14 +66,6 @@ class KeepingSession(ChatSession):
             return self.last_reply
 
         method.respond_streaming = keep
-
-    def replay(self, text: str, reply: str) -> None:
-        """Take a recorded exchange into memory without answering (as `send` does after its reply)."""
-        session, day = self.dialogue.next_session, self.today()
-        for turn in (Turn(USER, text, session=session, date=day), Turn(ASSISTANT, reply, session=session, date=day)):
-            self.method.observe(self.dialogue.add(turn))
-        self.method.wait()
-        self.turn_index += 1
 
 
 def replayed(session: KeepingSession, steps, transcript: dict):
