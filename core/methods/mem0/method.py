@@ -69,6 +69,7 @@ class Mem0Method(Method):
         self.records: list[RoundRecord] = []
         self.search_seconds: list[float] = []
         self._memory = None
+        self._creating = threading.Lock()
         self._lock = threading.Lock()  # mem0's stores: one writer or reader at a time (not held during LLM calls)
         self._pending = _Pending()
         self._pending_user: Turn | None = None
@@ -82,12 +83,13 @@ class Mem0Method(Method):
 
     @property
     def memory(self):
-        if self._memory is None:
-            load_mem0()
-            cfg = self.config
-            self._memory = new_memory(self.tools.llm, self.tools.need_embedder(), self.log,
-                                      cfg.extraction_temperature, cfg.extraction_max_tokens)
-            self.log.lock = self._lock
+        with self._creating:  # the worker's first round and a reply may both be first
+            if self._memory is None:
+                load_mem0()
+                cfg = self.config
+                self._memory = new_memory(self.tools.llm, self.tools.need_embedder(), self.log,
+                                          cfg.extraction_temperature, cfg.extraction_max_tokens)
+                self.log.lock = self._lock
         return self._memory
 
     # -- adding rounds ---------------------------------------------------------------------------
