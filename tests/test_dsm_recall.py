@@ -124,7 +124,8 @@ def test_dsmart_answer_prompt_shows_sentences_not_triples():
     reply = method.respond(dialogue, "What does my sister do?")
     prompt = reply.trace.prompt[-1]["content"]
     known = prompt.split("most relevant first):\n")[1].split("\n---")[0]
-    assert known.splitlines()[0] == "- You told me on 12 May 2026: Your sister Ana moved to Lisbon last year and works as a nurse."
+    first = "- You told me on 12 May 2026: Your sister Ana moved to Lisbon last year and works as a nurse."
+    assert known.splitlines()[0] == first
     assert not LEAKS.search(known)
     assert all(e.kind == "sentence" for e in reply.evidence) and "nurse" in reply.evidence[0].text
     assert [r.date for r in method.memory.history] == ["2026-05-12", "2026-05-12"]

@@ -177,7 +177,8 @@ def table(paths: list[str]) -> str:
         for name, m in data["methods"].items():
             lost, n = m["lost_at"], len(m["questions"])
             lines.append(f"| {Path(path).stem} | {name} | {lost['correct']}/{n} | {m['in_graph_triple']} / {m['in_graph']} | "
-                         f"{m['reached']} | {m['in_prompt']} | {lost['graph']} | {lost['reach']} | {lost['prompt']} | {lost['reply']} |")
+                         f"{m['reached']} | {m['in_prompt']} | {lost['graph']} | {lost['reach']} | {lost['prompt']} | "
+                         f"{lost['reply']} |")
     return "\n".join(lines)
 
 
@@ -203,7 +204,8 @@ def main() -> int:
     parser.add_argument("--pool", default="", choices=["", "graph", "reached"], help="dsmart's recall pool (default: its config)")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (default: the method's)")
     parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
-    parser.add_argument("--replay", default=None, help="chat records whose replies stand for the turns without expected answers; 'empty': empty replies")
+    parser.add_argument("--replay", default=None,
+                        help="chat records whose replies stand for the turns without expected answers; 'empty': empty replies")
     cli._add_llm_options(parser)
     args = parser.parse_args()
     steps = read_script(args.script)
@@ -214,7 +216,8 @@ def main() -> int:
         rows = [json.loads(line) for line in Path(args.replay).read_text(encoding="utf-8").splitlines() if line.strip()]
         transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
     tools = cli.make_toolkit(cli.llm_settings_from_args(args))
-    out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name, "pool": args.pool, "max_tokens": args.max_tokens,
+    out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name, "pool": args.pool,
+           "max_tokens": args.max_tokens,
            "replay": args.replay, "generate": not args.no_generate, "methods": {}}
     for name in args.methods.split(","):
         out["methods"][name] = run_method(name, tools, steps, Path(args.records) if args.records else None, args.pool,

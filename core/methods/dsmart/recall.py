@@ -116,7 +116,8 @@ def fact_sentence(graph: Graph, triple: Triple) -> str:
     if subject.lower() == "user":
         subject = "you"
         first, _, rest = relation.partition(" ")
-        first = {"is": "are", "was": "were", "has": "have", "does": "do"}.get(first, first[:-1] if first.endswith("s") and not first.endswith("ss") else first)
+        plain = first[:-1] if first.endswith("s") and not first.endswith("ss") else first
+        first = {"is": "are", "was": "were", "has": "have", "does": "do"}.get(first, plain)
         relation = f"{first} {rest}".strip()
     elif subject.lower() == "assistant":
         subject = "I"
@@ -252,7 +253,9 @@ class SentenceRanker:
     question's content words the sentence holds. Vectors are cached by text across replies."""
 
     SENTENCE_WEIGHT = 0.7
-    SUPERSEDED_PENALTY = 0.2  # a changed value's old sentence ranks below the current ones about as relevant
+    # a changed value's old sentence ranks just below a current one as relevant; small, so that a
+    # false prune does not bury a sentence that holds the answer
+    SUPERSEDED_PENALTY = 0.05
 
     def __init__(self, embedder=None) -> None:
         self.embedder = embedder
@@ -305,7 +308,8 @@ class SentenceRanker:
         return out
 
 
-_QUESTION_WORDS = {w[:_STEM] for w in "what which who whom whose where when why how do does did is are was were the a an of to in "
+_QUESTION_WORDS = {w[:_STEM] for w in "what which who whom whose where when why how do does did is are was were the a an of to "
+                                      "in "
                                       "my your me you i".split()}
 
 

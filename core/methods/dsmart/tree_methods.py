@@ -5,7 +5,8 @@ ANSWER).
 A reply runs the tree over the last finished memory graph G_{t-1}; the answer prompt shows the
 facts the tree reached as their source sentences, ranked for the question (recall.py). Memory
 maintenance for the round runs after the reply, in the DSM's background worker (the `DsmMemory`
-part every `DsmBacked` method holds), off the critical path. The whole tree is returned as a `Trace(kind="tree")` of plain data for the UI.
+part every `DsmBacked` method holds), off the critical path. The whole tree is returned as a
+`Trace(kind="tree")` of plain data for the UI.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class TreeResponder:
         started = watch.started
         self._progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))
         tree = ReasoningTree(view, model, cfg.tree,
-                             on_depth=lambda states, beam, depth: self._progress(tree_progress(states, beam, depth, view, cfg.tree, started)))
+                             on_depth=lambda states, beam, depth: self._progress(
+                                 tree_progress(states, beam, depth, view, cfg.tree, started)))
         try:
             with stopping.deadline(cfg.tree.budget_s):
                 result = tree.search(query, links)
