@@ -259,7 +259,7 @@ def small_run_panel(root: Path) -> None:
     convs = read_data_file(locomo, path)
     if not convs:
         return
-    conversation = st.selectbox("Conversation", [c.sample_id for c in convs], key="small_run_conversation")
+    conversation = st.selectbox("LoCoMo conversation to run on", [c.sample_id for c in convs], key="small_run_conversation")
     questions = st.slider("Questions", 5, 100, SMALL_RUN_QUESTIONS, step=5, key="small_run_questions")
     if not st.button("Run a small benchmark here", type="primary", key="small_run_start"):
         return
