@@ -131,6 +131,8 @@ def superseded_sentences(graph: Graph, history: Sequence, index: Mapping[Triple,
     out = set()
     for record in history:
         for pruned in getattr(record, "pruned", ()):
+            if pruned.triple[1] == RDF.type:  # a class dropped as disjoint: the schema changed, not a value
+                continue
             source = index.get(pruned.triple)
             if source is None or source.turn_index >= record.turn_index:
                 continue
