@@ -71,16 +71,14 @@ class RAGConfig:
 
     top_k: int = 5
     recent_turns: int = 2  # the latest turns are always in the prompt, as in a chat
-    generation: GenerationSettings = GenerationSettings(max_tokens=160)
-    reply_sentences: int = 3  # the prompt asks for at most this many sentences unless the user asks for more (0 = no line)
+    generation: GenerationSettings = GenerationSettings()
 
 
 @dataclass(frozen=True)
 class BaseConfig:
     """Plain LLM: answers from the dialogue history alone."""
 
-    generation: GenerationSettings = GenerationSettings(max_tokens=160)
-    reply_sentences: int = 3  # the prompt asks for at most this many sentences unless the user asks for more (0 = no line)
+    generation: GenerationSettings = GenerationSettings()
 
 
 # Names of the variables (or secrets.toml keys) the app and the command line read. The function

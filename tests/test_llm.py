@@ -55,10 +55,10 @@ def test_cut_at_stop_uses_earliest_stop():
 
 def test_prompts_are_package_data_and_placeholders_checked():
     assert "consistent" in load_prompt("chat_system")
-    text = render_prompt("chat_memory", memory="- You live in Porto.")
-    assert "- You live in Porto." in text and "{memory}" not in text
+    text = render_prompt("rag_system", evidence="- [S0:0] User: hi")
+    assert "- [S0:0] User: hi" in text and "{evidence}" not in text
     with pytest.raises(KeyError):
-        render_prompt("chat_memory")
+        render_prompt("rag_system")
     with pytest.raises(FileNotFoundError):
         load_prompt("no_such_prompt")
 

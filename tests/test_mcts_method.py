@@ -320,7 +320,7 @@ def test_mcts_method_answers_with_knowledge_and_tree(tmp_path):
     assert len(out.evidence) == 5 and all(e.kind == "knowledge" for e in out.evidence)
     assert out.trace.kind == "mcts" and out.trace.prompt[0]["role"] == "system"
     assert all(e.text in out.trace.prompt[0]["content"] for e in out.evidence)
-    assert out.trace.prompt[0]["content"].endswith("Keep your response to at most 3 short sentences unless the user asks for more.")
+    assert out.trace.prompt[0]["content"].endswith("Keep your response to at most 3 sentences.")
     assert {"reason", "search", "generate"} <= set(out.timings)
     root = out.trace.nodes[0].detail
     assert root["reasoning"]["candidates"] and "COMET" in root["comet_note"]

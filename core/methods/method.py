@@ -8,11 +8,11 @@ import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Callable, ClassVar, Iterator, Sequence
+from typing import Callable, ClassVar, Iterator
 
 from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
 from core.llm import cancel as stopping, cost
-from core.llm.base import LLM, Message, cut_at_stop
+from core.llm.base import LLM, Message
 from core.resources import Embedder
 
 
@@ -154,33 +154,22 @@ class Method(ABC):
         """Whether progress of this reply goes anywhere (work done only to show it can be skipped)."""
         return self._stream is not None and self._stream.progress is not None
 
-    def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int,
-                  stop: Sequence[str] | None = None) -> str:
+    def _generate(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int) -> str:
         with watch("generate"):
-            return self._write(messages, temperature, max_tokens, stop)
+            return self._write(messages, temperature, max_tokens)
 
-    def _chat_answer(self, messages: list[Message], watch: Stopwatch, temperature: float, max_tokens: int,
-                     query: str) -> str:
-        """A chat reply with the roles kept (core.methods.render): generation stops where
-        meta-commentary or a next turn starts, and sentences that echo `query` are dropped."""
-        from core.methods.render import REPLY_STOPS, tidy_reply
-
-        return tidy_reply(self._generate(messages, watch, temperature, max_tokens, REPLY_STOPS), query)
-
-    def _write(self, messages: list[Message], temperature: float, max_tokens: int,
-               stop: Sequence[str] | None = None) -> str:
+    def _write(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
         """The answer's text, streamed piece by piece to the page when one watches this reply."""
         stream = self._stream
         if stream is None:
-            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens, stop=stop).text
+            return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
         if stream.max_tokens:
             max_tokens = min(max_tokens, stream.max_tokens)
         pieces = []
-        for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, stop=stop,
-                                           cancel=stream.cancel):
+        for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
             pieces.append(piece)
             stream.sink(piece)
-        return cut_at_stop("".join(pieces), stop).strip()
+        return "".join(pieces).strip()
 
     def _reply(self, text: str, watch: Stopwatch, calls_before: int, messages: list[Message],
                evidence=(), trace: Trace | None = None) -> Reply:

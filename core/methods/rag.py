@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from core.config import RAGConfig
 from core.dialogue import Dialogue, Evidence, Reply, Turn
+from core.llm.prompts import render_prompt
 from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns, turn_line
-from core.methods.render import memory_system
 from core.vectors import VectorIndex
 
 
@@ -28,8 +28,7 @@ class RagMethod(Method):
         embedder = self.tools.need_embedder()
         if self.index is None:
             self.index = VectorIndex(embedder.dim)
-        item = {"turn_id": turn.turn_id, "role": turn.role, "speaker": turn.speaker, "text": turn.text, "session": turn.session,
-                "date": turn.date}
+        item = {"turn_id": turn.turn_id, "role": turn.role, "speaker": turn.speaker, "text": turn.text, "session": turn.session}
         self.index.add(embedder.encode([turn_line(turn)]), [item])
         self.observed += 1
 
@@ -49,7 +48,7 @@ class RagMethod(Method):
                 score=h.score,
                 source=h.item["turn_id"],
                 kind="turn",
-                meta={"session": h.item["session"], "date": h.item.get("date", "")},
+                meta={"session": h.item["session"]},
             )
             for h in hits
         ]
@@ -61,7 +60,8 @@ class RagMethod(Method):
         with watch("retrieve"):
             evidence = self.retrieve(dialogue, query, cfg.top_k, exclude_last=cfg.recent_turns)
         with watch("build_prompt"):
-            system = memory_system(evidence, cfg.reply_sentences)  # each earlier turn as whose words it is, dated
+            listed = "\n".join(f"- [{e.source}] {e.text}" for e in evidence) or "(none yet)"
+            system = render_prompt("rag_system", evidence=listed)
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
-        text = self._chat_answer(messages, watch, gen.temperature, gen.max_tokens, query)
+        text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages, evidence)

@@ -16,9 +16,6 @@ from core.methods.kgaug.pipeline import KGPipeline, KGRetrieval, Knowledge, load
 from core.methods.kgaug.rewrite import LLMRewriter
 from core.methods.kgaug.triples import as_prompt_line
 from core.methods.method import Method, Stopwatch, prompt_record, recent_turns
-from core.methods.render import chat_roles
-
-REPLY_SENTENCES = 3  # chat replies: one to three sentences unless asked for more (as the other methods)
 
 
 def context_pairs(turns: list[Turn]) -> list[tuple[str, str]]:
@@ -92,8 +89,8 @@ class KGAugMethod(Method):
             shown_context = list(zip([r for r, _ in context], retrieval.rewrite.context)) if rewritten else context
             prompt = render_prompt("kgaug_response", knowledge=knowledge_lines(retrieval),
                                    dialogue=dialogue_lines(shown_context), query=retrieval.used_query)
-            messages = [Message("system", chat_roles(REPLY_SENTENCES)), Message("user", prompt)]  # the roles, as every chat method
-        text = self._chat_answer(messages, watch, gen.temperature, gen.max_tokens, query)
+            messages = [Message("user", prompt)]
+        text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         trace = Trace("kg", nodes=trace_nodes(retrieval), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, retrieval.evidence(pipeline.knowledge.kg), trace)
 

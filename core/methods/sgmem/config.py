@@ -61,8 +61,7 @@ class SGMemConfig:
     anchor_time: bool = True
     recent_turns: int = 2  # chat: the latest turns always go into the prompt
     memory_generation: MemoryGenerationSettings = MemoryGenerationSettings()
-    reply_sentences: int = 3  # chat: the prompt asks for at most this many sentences unless asked for more
-    generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.7, max_tokens=160))
+    generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.7, max_tokens=300))
 
     def __post_init__(self) -> None:
         check_level(self.chunk_level)

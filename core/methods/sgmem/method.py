@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode, Turn
+from core.llm.prompts import render_prompt
 from core.methods.method import Method, Stopwatch, chat_prompt, prompt_record, recent_turns
-from core.methods.render import memory_system
 from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
 from core.methods.sgmem.memory import MemoryGenerator
 from core.methods.sgmem.retriever import SGMemHits, SGMemRetriever
@@ -58,11 +58,9 @@ class SGMemMethod(Method):
             hits = self.search(dialogue, query, cfg.top_k)
         evidence = list(hits.chunks) + list(hits.memories)
         with watch("build_prompt"):
-            # chat: the retrieved turns as notes saying whose words they are (core.methods.render); the
-            # paper's response prompt (B.1, "multiple paragraphs ... in markdown") stays the QA reader's
-            system = memory_system(evidence, cfg.reply_sentences)
+            system = render_prompt("sgmem_response", context=context_text(evidence))
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
-        text = self._chat_answer(messages, watch, gen.temperature, gen.max_tokens, query)
+        text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         trace = Trace("steps", nodes=trace_nodes(self.retriever, hits), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, evidence, trace)
 
