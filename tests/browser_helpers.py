@@ -10,13 +10,17 @@ import re
 CS_BADGE = re.compile(r"\bCS \d\.\d\d\b")
 
 
-def chat_once(page, app_server: str, method_option: str, message: str):
+def chat_once(page, app_server: str, method_option: str, message: str, new_conversation: bool = False):
     """Open Chat, pick `method_option` (the method picker's text, e.g. "dsm — ..."), send `message`
-    and wait for the reply and for the rerun that follows saving the memory. Returns the reply."""
+    and wait for the reply and for the rerun that follows saving the memory. Returns the reply.
+    `new_conversation`: start one first (Chat reopens the latest, which may hold a kept stopped round)."""
     from playwright.sync_api import expect
 
     page.goto(app_server + "/Chat")
     page.get_by_test_id("stChatInputTextArea").wait_for(timeout=60_000)
+    if new_conversation:
+        page.get_by_test_id("stSidebar").get_by_role("button", name="New conversation").click()
+        expect(page.get_by_test_id("stChatMessage")).to_have_count(0, timeout=30_000)
     page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
     page.get_by_text(method_option).click()
     box = page.get_by_test_id("stChatInputTextArea")

@@ -50,5 +50,7 @@ def test_stop_frees_the_model_for_the_next_reply(app_server, page):
     box.press("Enter")
     page.get_by_role("button", name="Stop").click(timeout=60_000)
     expect(page.get_by_text("Reply stopped")).to_be_visible(timeout=30_000)
-    reply = chat_once(page, app_server, "base — ", "What is two plus two?")
+    # the stopped round is kept (message and partial reply, marked stopped); the next reply goes to a new conversation
+    expect(page.get_by_test_id("stChatMessage").nth(1)).to_contain_text("stopped", timeout=30_000)
+    reply = chat_once(page, app_server, "base — ", "What is two plus two?", new_conversation=True)
     expect(reply).to_contain_text("base ·")
