@@ -154,8 +154,9 @@ def _discard(piece: str) -> None:
     """The sink of a reply nobody watches being written."""
 
 
-def run_script(session: ChatSession, steps: list[ScriptStep]) -> Iterator[dict]:
-    """The record of every user turn of the script, in order."""
+def user_steps(session: ChatSession, steps: list[ScriptStep]) -> Iterator[ScriptStep]:
+    """The script's user turns, in order; a new-dialogue marker after the first turn starts the
+    session's next dialogue (fresh memory) before the turns that follow it."""
     started = False
     for step in steps:
         if step.new_dialogue:
@@ -163,11 +164,21 @@ def run_script(session: ChatSession, steps: list[ScriptStep]) -> Iterator[dict]:
                 session.new_dialogue()
             continue
         started = True
-        record = session.send(step.user)
-        if step.expect:
-            record["expected"] = list(step.expect)
-            record["correct"] = any(e.lower() in record["reply"].lower() for e in step.expect)
-        yield record
+        yield step
+
+
+def scored(record: dict, step: ScriptStep) -> dict:
+    """The record with the step's expected answers and whether the reply holds one (case-insensitive)."""
+    if step.expect:
+        record["expected"] = list(step.expect)
+        record["correct"] = any(e.lower() in record["reply"].lower() for e in step.expect)
+    return record
+
+
+def run_script(session: ChatSession, steps: list[ScriptStep]) -> Iterator[dict]:
+    """The record of every user turn of the script, in order."""
+    for step in user_steps(session, steps):
+        yield scored(session.send(step.user), step)
 
 
 def summarise(records: list[dict]) -> dict:

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from core import cli  # noqa: E402
-from core.chat import ChatSession, read_script, run_script, summarise  # noqa: E402
+from core.chat import ChatSession, read_script, run_script, scored, summarise, user_steps  # noqa: E402
 from core.methods.dsmart.fragment import is_fact  # noqa: E402
 from core.methods.dsmart.vocab import label_of  # noqa: E402
 
@@ -71,20 +71,11 @@ class KeepingSession(ChatSession):
 def replayed(session: KeepingSession, steps, transcript: dict):
     """`run_script`, with every turn that expects no answer taken from `transcript`
     ((dialogue, turn) -> reply) instead of answered."""
-    started = False
-    for step in steps:
-        if step.new_dialogue:
-            if started:
-                session.new_dialogue()
-            continue
-        started = True
+    for step in user_steps(session, steps):
         if not step.expect:
             session.replay(step.user, transcript[(session.dialogue_index, session.turn_index)])
             continue
-        record = session.send(step.user)
-        record["expected"] = list(step.expect)
-        record["correct"] = any(e.lower() in record["reply"].lower() for e in step.expect)
-        yield record
+        yield scored(session.send(step.user), step)
 
 
 def has(text: str, expected: list[str]) -> bool:
