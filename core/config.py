@@ -71,6 +71,9 @@ class RAGConfig:
 
     top_k: int = 5
     recent_turns: int = 2  # the latest turns are always in the prompt, as in a chat
+    # Time anchoring (core.timeref), as SGMem's memory and the QA harness show turns: "yesterday
+    # (7 May 2023)". Rendering only: turns are embedded and searched as said.
+    anchor_time: bool = True
     generation: GenerationSettings = GenerationSettings()
 
 

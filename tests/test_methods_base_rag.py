@@ -80,3 +80,14 @@ def test_sync_observes_only_new_turns(hashing_embedder):
     d.add(Turn("user", "My cat is Tom."))
     method.sync(d)
     assert method.observed == 7 and len(method.index) == 7
+
+
+def test_rag_shows_turns_time_anchored_unless_turned_off(hashing_embedder):
+    from dataclasses import replace
+
+    dialogue = Dialogue.from_turns([Turn("user", "I adopted a cat yesterday.", date="8 May, 2023"),
+                                    Turn("assistant", "Congratulations!", date="8 May, 2023")])
+    for anchor, shown in ((True, "User: I adopted a cat yesterday (7 May 2023)."), (False, "User: I adopted a cat yesterday.")):
+        method = create_method("rag", Toolkit(ScriptedLLM(["ok"]), hashing_embedder))
+        method.config = replace(method.config, anchor_time=anchor)
+        assert method.retrieve(dialogue, "when did I adopt a cat", k=1)[0].text == shown

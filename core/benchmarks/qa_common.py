@@ -24,10 +24,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from core.benchmarks.qa_sources import FullSource, Piece, Source, make_sources, pack, retriever_names
+from core.benchmarks.qa_sources import FullSource, Piece, Source, make_sources, pack, retriever_names, shown
 
 RUN_KEY_FIELDS = ("benchmark", "data", "reader", "judge", "budget", "prompt", "layout", "max_tokens", "stop", "embedder",
-                  "window")
+                  "window", "anchor_time")
+ANCHOR_TIME = ("on", "off", "both")
+AS_SAID = "/as-said"  # --anchor-time both: the method's rows without anchoring carry this suffix
 LAYOUTS = ("dialogue", "ranked")
 # What each run measures afresh (a rerun or a shard times it again), in the rows and in the results:
 # left out when a merge is checked against the single run (core.bench_merge.compare_runs).
@@ -49,6 +51,28 @@ class QAQuestion:
     date: str = ""
     evidence: tuple[str, ...] = ()
     category_id: int | None = None
+
+
+@dataclass(frozen=True)
+class View:
+    """One method's rows: its source (its memory) shown to the reader with or without time anchoring."""
+
+    source: Source
+    anchor_time: bool
+    name: str
+
+
+def views_of(sources: Sequence[Source], anchor_time: str) -> list[View]:
+    """--anchor-time on/off: one view per source; both: two, sharing the source's memory."""
+    if anchor_time not in ANCHOR_TIME:
+        raise ValueError(f"--anchor-time must be one of {', '.join(ANCHOR_TIME)}, not {anchor_time!r}")
+    out = []
+    for s in sources:
+        if anchor_time in ("on", "both"):
+            out.append(View(s, True, s.name))
+        if anchor_time in ("off", "both"):
+            out.append(View(s, False, s.name + AS_SAID if anchor_time == "both" else s.name))
+    return out
 
 
 @dataclass
@@ -86,6 +110,10 @@ def add_qa_arguments(parser, default_budget: int) -> None:
     g.add_argument("--layout", choices=LAYOUTS, default="dialogue",
                    help="dialogue: kept turns in dialogue order under their session dates (the benchmark's own "
                    "layout); ranked: the most relevant last, next to the question, each turn with its date")
+    g.add_argument("--anchor-time", choices=ANCHOR_TIME, default="on",
+                   help="every method's turns and dated memories reach the reader with relative times resolved "
+                   "('yesterday (7 May 2023)'): on (default), off (as said), or both (each method twice, the "
+                   f"unanchored rows named METHOD{AS_SAID}; one memory build serves both)")
     g.add_argument("--fresh", action="store_true", help="start over: discard items.jsonl in --out instead of resuming")
     g.add_argument("--boot", type=int, default=2000, help="bootstrap resamples for the intervals")
 
@@ -183,29 +211,30 @@ def summarise(items: Sequence[dict], settings: dict) -> tuple[dict, dict]:
 
 @dataclass
 class Job:
-    source: Source
+    view: View
     question: QAQuestion
     item: dict
     prompt: str = ""
 
 
-def answer_conversation(ctx, conv: QAConversation, sources: Sequence[Source], fmt: QAFormat, reader, judge,
+def answer_conversation(ctx, conv: QAConversation, views: Sequence[View], fmt: QAFormat, reader, judge,
                         budget: int, window: int, key: str, done: set, timings: dict, on_question=None,
                         layout: str = "dialogue") -> None:
-    """Build every method's memory of `conv`, then answer its pending questions."""
-    pending = [(q, [s for s in sources if (s.name, q.qid) not in done]) for q in conv.questions]
-    pending = [(q, ss) for q, ss in pending if ss]
+    """Build every method's memory of `conv` (once per source, whatever its views), then answer its
+    pending questions."""
+    pending = [(q, [v for v in views if (v.name, q.qid) not in done]) for q in conv.questions]
+    pending = [(q, vs) for q, vs in pending if vs]
     if not pending:
         return
-    needed = {s.name for _, ss in pending for s in ss}
-    for s in sources:
-        if s.name in needed:
+    needed = {id(v.source) for _, vs in pending for v in vs}
+    for s in dict.fromkeys(v.source for v in views):
+        if id(s) in needed:
             t0 = time.perf_counter()
             with ctx.metered(s.name):
                 s.prepare(conv.dialogue)
             timings.setdefault(s.name, {}).setdefault("build", []).append(time.perf_counter() - t0)
-    for q, ss in pending:
-        jobs = [_job(s, conv, q, fmt, reader, budget, window, key, timings, layout) for s in ss]
+    for q, vs in pending:
+        jobs = [_job(v, conv, q, fmt, reader, budget, window, key, timings, layout) for v in vs]
         _read(jobs, reader, fmt)
         _judge(jobs, judge)
         for job in jobs:
@@ -214,16 +243,17 @@ def answer_conversation(ctx, conv: QAConversation, sources: Sequence[Source], fm
             on_question()
 
 
-def _job(source: Source, conv: QAConversation, q: QAQuestion, fmt: QAFormat, reader, budget: int, window: int,
+def _job(view: View, conv: QAConversation, q: QAQuestion, fmt: QAFormat, reader, budget: int, window: int,
          key: str, timings: dict, layout: str = "dialogue") -> Job:
-    item = {"method": source.name, "question_id": q.qid, "conv_id": conv.conv_id, "category": q.category,
+    source = view.source
+    item = {"method": view.name, "question_id": q.qid, "conv_id": conv.conv_id, "category": q.category,
             "category_id": q.category_id, "question": q.question, "gold": q.gold, "run_key": key}
     if not q.gold.strip():
-        return Job(source, q, {**item, "status": "no_gold"})
+        return Job(view, q, {**item, "status": "no_gold"})
     t0 = time.perf_counter()
-    pieces = source.pieces(q.question, budget)
+    pieces = shown(source.pieces(q.question, budget), view.anchor_time)  # anchoring counts in the budget
     retrieve_s = time.perf_counter() - t0
-    timings.setdefault(source.name, {}).setdefault("retrieve", []).append(retrieve_s)
+    timings.setdefault(view.name, {}).setdefault("retrieve", []).append(retrieve_s)
     if source.needs_budget:
         kept, cut = pack(pieces, budget)
     else:
@@ -239,8 +269,8 @@ def _job(source: Source, conv: QAConversation, q: QAQuestion, fmt: QAFormat, rea
     })
     if isinstance(source, FullSource) and not _fits(reader, prompt, item["context_tokens"], window, fmt.max_tokens):
         item.update({"status": "no_fit", "context": "", "sources": []})
-        return Job(source, q, item)
-    return Job(source, q, {**item, "status": "ok"}, prompt)
+        return Job(view, q, item)
+    return Job(view, q, {**item, "status": "ok"}, prompt)
 
 
 def _fits(reader, prompt: str, approx: int, window: int, max_tokens: int) -> bool:
@@ -271,7 +301,7 @@ def _read(jobs: list[Job], reader, fmt: QAFormat) -> None:
         answer = r.text.strip()
         j.item.update({"answer": answer, "answer_s": round(r.seconds, 4), "batch_s": round(wall, 4),
                        "latency_s": round(j.item["retrieve_s"] + r.seconds, 4),
-                       "reader_calls": 0 if reused else 1, "reused_from": owner.source.name if reused else None,
+                       "reader_calls": 0 if reused else 1, "reused_from": owner.view.name if reused else None,
                        "prompt_tokens": 0 if reused else r.prompt_tokens,
                        "completion_tokens": 0 if reused else r.completion_tokens,
                        "prompt_truncated": bool(r.truncated)})
@@ -310,23 +340,26 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     judge = QAJudge(judge_llm) if judge_llm is not None else None
     tools = Toolkit(llm=reader, embedder=s.retriever_context.embedder, strong=s.strong)
     sources, skipped = make_sources(ctx.methods, s.retriever_context, lambda: tools)
+    anchor_time = ctx.options.get("anchor_time") or "on"
+    views = views_of(sources, anchor_time)
     window = int(ctx.options.get("window") or 0) or int(getattr(getattr(reader, "options", None), "n_ctx", 0) or 16384)
     settings = {"benchmark": benchmark, "data": str(ctx.data), "reader": reader.name,
                 "judge": judge.name if judge else "none", "budget": budget, "prompt": fmt.prompt,
                 "layout": ctx.options.get("layout") or "dialogue",
-                "max_tokens": fmt.max_tokens, "stop": STOP, "embedder": s.embedder_name, "window": window}
+                "max_tokens": fmt.max_tokens, "stop": STOP, "embedder": s.embedder_name, "window": window,
+                "anchor_time": anchor_time}
     key = run_key(settings)
-    conversations = plan(ctx, conversations, [x.name for x in sources])
+    conversations = plan(ctx, conversations, [v.name for v in views])
     previous = previous_rows(ctx, key)
     check_previous(ctx, previous)
     done = {(r["method"], r["question_id"]) for r in previous}
     timings: dict = {}
     total = sum(len(c.questions) for c in conversations)
     bar = tqdm(total=total, desc=benchmark, disable=not ctx.progress)
-    bar.update(len({r["question_id"] for r in previous if all((x.name, r["question_id"]) in done for x in sources)}))
+    bar.update(len({r["question_id"] for r in previous if all((v.name, r["question_id"]) in done for v in views)}))
     t0 = time.perf_counter()
     for conv in conversations:
-        answer_conversation(ctx, conv, sources, fmt, reader, judge, budget, window, key, done, timings,
+        answer_conversation(ctx, conv, views, fmt, reader, judge, budget, window, key, done, timings,
                             on_question=lambda: bar.update(1), layout=settings["layout"])
     bar.close()
     settings = {**settings, "run_key": key, "reader_settings": ctx.options.get("reader_describe", reader.name),

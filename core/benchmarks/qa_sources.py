@@ -17,17 +17,24 @@ Sources:
   entities the question links to (the reasoning tree's first expansion, without the tree).
 - `mem0`: the mem0 library's memories of the conversation (core.methods.mem0, built by the reader
   model round by round), its search results in rank order, each dated by the session it came from.
+
+Time anchoring is a rendering step of the harness, not of any one method: with `anchor_time`
+(`--anchor-time on`, the default) every turn and every dated memory line reaches the reader with
+its relative time expressions resolved against the day it was said ("yesterday (7 May 2023)",
+core.timeref), whichever method found it; `off` shows them as said. Before, only SGMem's memory
+did this, so a difference between SGMem and the chunk retrievers was partly one of rendering.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from core.dialogue import Dialogue, Evidence, Turn
 from core.retrieval.base import DIALOGUE_KINDS, line_tokens, turn_line
 from core.text import approx_tokens
+from core.timeref import anchor_text, anchor_turn, said_on
 
 # Short names of the issue's method list -> the retriever that implements them here.
 ALIASES = {"rag": "rag-t", "bm25": "bm25-t", "hybrid": "hybrid-t", "sgmem": "sgmem-t", "mcts": "mcts-t"}
@@ -46,6 +53,7 @@ class Piece:
     tokens: int
     source: str
     turn: Turn | None = None
+    date: str = ""  # a memory line's day (the session it came from), for time anchoring
 
 
 def turn_piece(turn: Turn) -> Piece:
@@ -54,6 +62,24 @@ def turn_piece(turn: Turn) -> Piece:
 
 def memory_piece(e: Evidence) -> Piece:
     return Piece(e.text, approx_tokens(e.text), f"{e.kind}:{e.source}")
+
+
+def shown(pieces: Sequence[Piece], anchor_time: bool) -> list[Piece]:
+    """The pieces as the reader sees them: with `anchor_time`, each turn's and each dated memory
+    line's relative time expressions resolved against the day it was said; else as said."""
+    if not anchor_time:
+        return list(pieces)
+    out = []
+    for p in pieces:
+        if p.turn is not None:
+            turn = anchor_turn(p.turn)
+            out.append(p if turn is p.turn else turn_piece(turn))
+        elif p.date:
+            text = anchor_text(p.text, said_on(p.date))
+            out.append(p if text == p.text else replace(p, text=text, tokens=approx_tokens(text)))
+        else:
+            out.append(p)
+    return out
 
 
 def pieces_of(evidence: Sequence[Evidence], turns_by_id: dict[str, Turn]) -> list[Piece]:
@@ -139,8 +165,8 @@ class RetrieverSource(Source):
 
     def prepare(self, dialogue: Dialogue) -> None:
         self.retriever.index(dialogue)
-        # the turns as the method's memory shows them (SGMem: relative times resolved)
-        self.turns_by_id = {t.turn_id: self.retriever.stored_turn(t) for t in dialogue.turns()}
+        # the turns as said: time anchoring is the harness's rendering step (`shown`), the same for all
+        self.turns_by_id = {t.turn_id: t for t in dialogue.turns()}
 
     def pieces(self, query: str, budget: int) -> list[Piece]:
         # enough chunks to fill the budget even with short turns (about 8 tokens is a short turn)
@@ -205,8 +231,9 @@ class Mem0Source(Source):
 
     def pieces(self, query: str, budget: int) -> list[Piece]:
         k = max(5, min(200, budget // 8))  # as a retriever: enough memories to fill the budget
-        lines = [f"[{e.meta['date']}] {e.text}" if e.meta.get("date") else e.text for e in self.method.search(query, k)]
-        return [Piece(line, approx_tokens(line), "mem0") for line in lines]
+        found = self.method.search(query, k)
+        lines = [(f"[{e.meta['date']}] {e.text}" if e.meta.get("date") else e.text, e.meta.get("date", "")) for e in found]
+        return [Piece(line, approx_tokens(line), "mem0", date=date) for line, date in lines]
 
     def settings(self) -> dict:
         from core.methods.mem0.method import summarise

@@ -8,6 +8,7 @@ from core.config import RAGConfig
 from core.dialogue import Dialogue, Evidence, Reply, Turn
 from core.llm.prompts import render_prompt
 from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns, turn_line
+from core.timeref import anchor_text, said_on
 from core.vectors import VectorIndex
 
 
@@ -28,7 +29,8 @@ class RagMethod(Method):
         embedder = self.tools.need_embedder()
         if self.index is None:
             self.index = VectorIndex(embedder.dim)
-        item = {"turn_id": turn.turn_id, "role": turn.role, "speaker": turn.speaker, "text": turn.text, "session": turn.session}
+        item = {"turn_id": turn.turn_id, "role": turn.role, "speaker": turn.speaker, "text": turn.text, "session": turn.session,
+                "date": turn.date}
         self.index.add(embedder.encode([turn_line(turn)]), [item])
         self.observed += 1
 
@@ -44,7 +46,7 @@ class RagMethod(Method):
         hits = [h for h in hits if h.id < searchable][:k]
         return [
             Evidence(
-                text=f"{h.item['speaker'] or h.item['role'].capitalize()}: {h.item['text']}",
+                text=f"{h.item['speaker'] or h.item['role'].capitalize()}: {self._shown(h.item)}",
                 score=h.score,
                 source=h.item["turn_id"],
                 kind="turn",
@@ -52,6 +54,12 @@ class RagMethod(Method):
             )
             for h in hits
         ]
+
+    def _shown(self, item: dict) -> str:
+        """The turn's words, with relative times resolved against its day when `anchor_time`."""
+        if not self.config.anchor_time:
+            return item["text"]
+        return anchor_text(item["text"], said_on(item.get("date", "")))
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         cfg, gen = self.config, self.config.generation

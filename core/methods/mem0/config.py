@@ -17,5 +17,8 @@ class Mem0Config:
     # model that loops inside the JSON would spend minutes per round on CPU, so the bound is lower.
     extraction_temperature: float = 0.1
     extraction_max_tokens: int = 600
+    # Time anchoring (core.timeref), as every method's memory is shown: a memory's relative times
+    # resolved against the day of the round it came from, "yesterday (7 May 2023)".
+    anchor_time: bool = True
     background: bool = True  # add rounds in a worker thread; a reply searches what is added so far
     generation: GenerationSettings = field(default_factory=GenerationSettings)

@@ -28,6 +28,7 @@ from core.methods.mem0.config import Mem0Config
 from core.methods.mem0.library import export_state, import_state, new_memory
 from core.methods.mem0.offline import CallLog, load_mem0
 from core.methods.method import Method, Progress, Stopwatch, chat_prompt, prompt_record, recent_turns, turn_line
+from core.timeref import anchor_text, said_on
 
 STATE_VERSION = 1
 USER_ID = "user"  # each conversation has its own mem0 store; the id scopes mem0's queries inside it
@@ -199,12 +200,16 @@ class Mem0Method(Method):
         with watch("retrieve"):
             evidence = self.search(query, cfg.top_k)
         with watch("build_prompt"):
-            listed = "\n".join(f"- {e.text}" for e in evidence) or "(none yet)"
+            listed = "\n".join(f"- {self._memory_line(e)}" for e in evidence) or "(none yet)"
             system = render_prompt("mem0_system", memories=listed)
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         trace = Trace("steps", nodes=self.trace_nodes(evidence), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, evidence, trace)
+
+    def _memory_line(self, e: Evidence) -> str:
+        """A memory as the reply's prompt shows it: relative times resolved against its round's day."""
+        return anchor_text(e.text, said_on(e.meta.get("date", ""))) if self.config.anchor_time else e.text
 
     def _count(self) -> int:
         with self._lock:
