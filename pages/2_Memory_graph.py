@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.conversation import ConversationService, load_memory, save_memory
 from core.methods import METHODS, method_class
-from core.methods.dsmart import rdf_import
+from core.methods.dsmart import rdf_import, recall
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.dsm_method import memory_from_state, pack_state, split_state
 from ui import conversations, graphs, owner, resources, safe, state, warmup
@@ -120,8 +120,10 @@ with tab_turn:
             st.caption(safe.literal(note))  # notes quote model output
 
 with tab_triples:
-    search = st.text_input("Search triples", key=f"memory_graph_search:{cid}")
-    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search), hide_index=True, width="stretch")
+    search = st.text_input("Search triples and what was said", key=f"memory_graph_search:{cid}")
+    st.caption("Each fact beside the words of the turn it came from, which the answer prompt shows the model.")
+    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search, said=recall.said_by_fact(memory, graph)),
+                 hide_index=True, width="stretch")
 
 with tab_export:
     c1, c2, c3 = st.columns(3)

@@ -12,7 +12,7 @@ from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.dsmart.memory import DynamicStructuredMemory, Pruned, TurnRecord
-from core.methods.dsmart.recall import (SentenceRanker, fact_with_source, render, second_person, sourced_facts)
+from core.methods.dsmart.recall import (SentenceRanker, render, said_by_fact, second_person, sourced_facts)
 from core.methods.dsmart.vocab import DSM, entity
 from core.methods.dsmart.vocab import USER as USER_NODE
 from core.text import approx_tokens
@@ -50,10 +50,11 @@ def test_facts_without_a_source_sentence_are_written_without_relation_names_or_u
     lives = (USER_NODE, DSM.livesIn, entity("Lisbon"))
     memory = DynamicStructuredMemory()
     memory.import_turtle(f"<{USER_NODE}> <{DSM.livesIn}> <{entity('Lisbon')}> .")
-    fact = fact_with_source(memory, lives)  # the core function the Memory graph page shows beside a fact
+    fact = sourced_facts(memory.graph, memory.history, [lives])[0]
     assert not fact.verbatim and fact.speaker == "import"
     assert fact.fact == "user | livesIn | lisbon"  # the page's triple line; never shown to the model
     assert render(fact) == "You live in lisbon."
+    assert said_by_fact(memory) == {lives: "You live in lisbon."}  # the Memory graph page's "said" column
 
 
 def test_second_person_turns_the_users_words_around():

@@ -98,8 +98,9 @@ def offline_page(net) -> str:
     return _REMOTE.sub("", net.generate_html(notebook=False))
 
 
-def triples_frame(graph: Graph, asserted_by=None, search: str = "") -> pd.DataFrame:
-    """Facts as a table (subject, relation, object, turn); `search` filters case-insensitively."""
+def triples_frame(graph: Graph, asserted_by=None, search: str = "", said: dict | None = None) -> pd.DataFrame:
+    """Facts as a table (subject, relation, object, turn, and with `said` the sentence each came
+    from: triple -> words); `search` filters case-insensitively, the sentence included."""
     rows = []
     needle = search.strip().lower()
     for s, p, o in sorted(graph):
@@ -107,12 +108,15 @@ def triples_frame(graph: Graph, asserted_by=None, search: str = "") -> pd.DataFr
             continue
         row = {"subject": label_of(graph, s), "relation": "is a" if p == RDF.type else label_of(graph, p),
                "object": label_of(graph, o)}
+        if said is not None:
+            row["said"] = said.get((s, p, o), "")
         if needle and needle not in " ".join(row.values()).lower():
             continue
         if asserted_by is not None:
             row["turn"] = asserted_by((s, p, o))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["subject", "relation", "object"] + (["turn"] if asserted_by else []))
+    columns = ["subject", "relation", "object"] + (["said"] if said is not None else []) + (["turn"] if asserted_by else [])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def facts_frame(graph: Graph, triples) -> pd.DataFrame:

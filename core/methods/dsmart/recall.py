@@ -165,10 +165,11 @@ def sourced_facts(graph: Graph, history: Sequence, triples: Iterable[Triple]) ->
     return out
 
 
-def fact_with_source(memory, triple: Triple) -> SourcedFact:
-    """One fact of a `DynamicStructuredMemory` with the sentence it came from (the Memory graph
-    page shows this beside the triple)."""
-    return sourced_facts(memory.graph, memory.history, [triple])[0]
+def said_by_fact(memory, graph: Graph | None = None) -> dict[Triple, str]:
+    """Every fact of `graph` (default: the memory's graph now) -> the sentence it came from, as the
+    answer prompt renders it ("You told me on 3 May 2025: ..."); the Memory graph page's column."""
+    graph = memory.graph if graph is None else graph
+    return {f.triple: render(f) for f in sourced_facts(graph, memory.history, (t for t in graph if is_fact(t)))}
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -319,5 +320,5 @@ def memory_text(lines: Sequence[Recalled]) -> str:
     return "\n".join(f"- {line.text}" for line in lines)
 
 
-__all__ = ["Recalled", "SentenceRanker", "SourcedFact", "fact_sentence", "fact_with_source", "memory_text", "render",
+__all__ = ["Recalled", "SentenceRanker", "SourcedFact", "fact_sentence", "said_by_fact", "memory_text", "render",
            "second_person", "source_index", "source_sentence", "sourced_facts", "when"]
