@@ -29,7 +29,7 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
                    help="local: small | default | large | path.gguf; transformers: HF id or folder; openai: model name")
     g.add_argument("--threads", type=int, default=None, help="local: CPU threads (default all cores)")
     g.add_argument("--n-ctx", type=int, default=None, help="local: context window per slot in tokens (default "
-                   "WORKBENCH_LLM_N_CTX or 4096; mem0 needs about 10000)")
+                   "WORKBENCH_LLM_N_CTX or 12288, which mem0's ~8,000-token prompt needs)")
     g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     g.add_argument("--strong", action=argparse.BooleanOptionalAction, default=None,
                    help="treat the LLM as able to follow the papers' free-text prompts")

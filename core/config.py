@@ -41,7 +41,10 @@ class LLMSettings:
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
     # local (llama.cpp) only
     threads: int = 0  # 0 = all cores
-    n_ctx: int = 4096  # context window per parallel slot, in tokens
+    # context window per parallel slot, in tokens: mem0's extraction prompt alone is ~8,000 tokens, so
+    # 12,288 lets every method run on the defaults (llama.cpp attends only over the cells in use, so a
+    # short prompt costs the same; the KV cache takes ~300 MB for the 0.5B model's two slots)
+    n_ctx: int = 12288
     slots: int = 2  # replies generated at once (continuous batching); more wait in a queue
 
     @property

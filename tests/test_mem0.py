@@ -83,6 +83,22 @@ def test_rounds_become_memories_with_events_scores_and_trace(hashing_embedder):
     assert adds == ["ADD: User plays the violin"]
 
 
+def test_a_memorys_relative_time_reaches_the_reply_anchored_to_its_rounds_day(hashing_embedder):
+    said = {"dog": "User adopted a dog named Rex yesterday"}
+
+    def rule(messages):
+        return json.dumps({"memory": [{"id": "0", "text": said["dog"]}]}) if "dog" in new_messages(messages) else "Rex."
+
+    for anchor, shown in ((True, "- User adopted a dog named Rex yesterday (7 May 2023)"),
+                          (False, "- User adopted a dog named Rex yesterday\n")):
+        m = method(hashing_embedder, rule, anchor_time=anchor)
+        d = Dialogue()
+        for role, text in (("user", "I adopted a dog yesterday"), ("assistant", "Congratulations!")):
+            m.observe(d.add(Turn(role, text, date="8 May, 2023")))
+        m.wait()
+        assert shown in m.respond(d, "When did I adopt my dog?").trace.prompt[0]["content"]
+
+
 @pytest.mark.parametrize("bad", ["not json at all", '["a list"]', '{"memory": ["a string, not an object"]}',
                                  '{"memory": "not a list"}'])
 def test_malformed_extraction_is_counted_shown_and_never_a_crash(hashing_embedder, bad):
@@ -219,6 +235,6 @@ def test_the_context_window_can_be_set_for_mems_long_prompt():
     from core.config import llm_settings_from
 
     assert llm_settings_from({"WORKBENCH_LLM_N_CTX": "12288"}).n_ctx == 12288
-    assert llm_settings_from({}).n_ctx == 4096
+    assert llm_settings_from({}).n_ctx == 12288  # mem0 runs on the defaults
     with pytest.raises(ValueError, match="WORKBENCH_LLM_N_CTX"):
         llm_settings_from({"WORKBENCH_LLM_N_CTX": "big"})

@@ -63,7 +63,7 @@ class LlamaCppOptions:
     model: str = ""  # "small" | "default" | "large" | path to a .gguf ("" = default)
     cache_dir: str = ""
     threads: int = 0  # 0 = all cores
-    n_ctx: int = 4096  # context per slot (tokens)
+    n_ctx: int = 12288  # context per slot (tokens): core.config.LLMSettings says why
     slots: int = 2  # sequences served at once
     n_probs: int = 40  # top log-probabilities read per scoring request
     gpu_layers: int = 0  # > 0 offloads layers where the wheel has a GPU backend

@@ -63,8 +63,9 @@ class Mem0Method(Method):
     label = "mem0 (the memory library, v2.2.1)"
     description = ("mem0's own pipeline (mem0ai 2.2.1): an LLM extracts facts from each round into memories "
                    "(add-only), a reply searches them by embedding; run offline on this workbench's LLM and embedder. "
-                   "Its extraction prompt is ~8,000 tokens: the embedded model needs a 12,288-token window "
-                   "(WORKBENCH_LLM_N_CTX=12288 or --n-ctx 12288), or each round is refused (counted in the trace).")
+                   "Its extraction prompt is ~8,000 tokens (the embedded model's default 12,288-token window holds it; "
+                   "a smaller WORKBENCH_LLM_N_CTX / --n-ctx refuses each round, counted in the trace); on 2 CPU cores "
+                   "a round takes seconds to a minute to add, in the background.")
 
     def __init__(self, tools, config: Mem0Config | None = None) -> None:
         super().__init__(tools, config)
