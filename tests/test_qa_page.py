@@ -46,3 +46,13 @@ def test_qa_tab_shows_methods_pairs_published_and_drilldown(app_env, monkeypatch
     shown = " ".join(m.value for m in at.markdown)
     assert "onerror" in shown and EVIL not in shown
     assert any("Bad input" in c.value for c in at.caption)
+
+
+def test_memory_build_rows_come_from_the_sources_that_report_one():
+    from ui.qa import build_frame
+
+    settings = {"sources": {"base": {"context": "most recent turns"},
+                            "mem0": {"memory": "mem0ai", "build": {"rounds": 250, "invalid_json": 3, "search_p50_s": 0.02}}}}
+    frame = build_frame(settings)
+    assert frame.to_dict("records") == [{"method": "mem0", "rounds": 250, "invalid_json": 3, "search_p50_s": 0.02}]
+    assert build_frame({}).empty

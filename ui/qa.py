@@ -57,6 +57,13 @@ def method_table(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def build_frame(settings: dict) -> pd.DataFrame:
+    """One row per method whose source settings report a memory build (`sources.M.build`)."""
+    rows = [{"method": name, **source["build"]} for name, source in (settings.get("sources") or {}).items()
+            if isinstance(source, dict) and isinstance(source.get("build"), dict)]
+    return pd.DataFrame(rows)
+
+
 def _interval(ci) -> str:
     return "" if not ci or ci[0] is None or ci[0] != ci[0] else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
@@ -101,6 +108,10 @@ def render_run(folder: str) -> None:
                             f"({settings.get('judge_status', 'unvalidated')}) · budget {settings.get('budget', '?')} tokens · "
                             f"{len({i['question_id'] for i in items})} questions · {summary.get('code_version', '')}"))
     st.dataframe(method_table(report), hide_index=True)
+    builds = build_frame(settings)
+    if not builds.empty:  # what building a peer's memory cost (mem0: LLM calls per round, failures, search times)
+        st.markdown("**Memory build** (per method whose memory an LLM writes)")
+        st.dataframe(builds, hide_index=True)
     metric = st.radio("Score", [m for m in ("f1", "em", "judge") if any(i.get(m) is not None for i in items)],
                       horizontal=True, key=f"qa-metric:{folder}")
     frame = category_frame(report, "judge_accuracy" if metric == "judge" else metric)

@@ -112,15 +112,17 @@ def stage_of(row: dict) -> str:
 
 
 def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = "", max_tokens: int = 0,
-               transcript: dict | None = None, generate: bool = True) -> dict:
+               transcript: dict | None = None, generate: bool = True, tree_weight: float | None = None) -> dict:
     config = None
-    if pool and name == "dsmart":  # the recall pool of dsmart's answer prompt (RecallConfig.pool)
+    if (pool or tree_weight is not None) and name == "dsmart":  # dsmart's recall (RecallConfig.pool / tree_weight)
         from dataclasses import replace
 
         from core.methods import method_class
 
         base = method_class(name).default_config()
-        config = replace(base, recall=replace(base.recall, pool=pool))
+        recall = replace(base.recall, **({"pool": pool} if pool else {}),
+                         **({"tree_weight": tree_weight} if tree_weight is not None else {}))
+        config = replace(base, recall=recall)
     KeepingSession.generate = generate
     session = KeepingSession(name, tools, config, max_tokens=max_tokens)
     rows, records = [], []
@@ -193,6 +195,7 @@ def main() -> int:
     parser.add_argument("--out", required=True, help="JSON: per method, the losses by stage and every question")
     parser.add_argument("--records", default=None, help="folder for each method's chat records (JSONL)")
     parser.add_argument("--pool", default="", choices=["", "graph", "reached"], help="dsmart's recall pool (default: its config)")
+    parser.add_argument("--tree-weight", type=float, default=None, help="dsmart's RecallConfig.tree_weight (default: its config)")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (default: the method's)")
     parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
     parser.add_argument("--replay", default=None,
@@ -208,11 +211,11 @@ def main() -> int:
         transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
     tools = cli.make_toolkit(cli.llm_settings_from_args(args))
     out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name, "pool": args.pool,
-           "max_tokens": args.max_tokens,
+           "tree_weight": args.tree_weight, "max_tokens": args.max_tokens,
            "replay": args.replay, "generate": not args.no_generate, "methods": {}}
     for name in args.methods.split(","):
         out["methods"][name] = run_method(name, tools, steps, Path(args.records) if args.records else None, args.pool,
-                                         args.max_tokens, transcript, not args.no_generate)
+                                         args.max_tokens, transcript, not args.no_generate, args.tree_weight)
         m = out["methods"][name]
         print(json.dumps({"method": name, "correct": m["summary"]["correct"], "lost_at": m["lost_at"]}), flush=True)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # after each method: a long run's first part is kept
