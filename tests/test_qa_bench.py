@@ -372,6 +372,7 @@ def test_time_anchoring_is_one_rendering_for_every_method_on_off_or_both(tmp_pat
         assert summary["settings"]["anchor_time"] == mode
         if mode == "both":
             assert set(cat) == {"base", "rag-t", "sgmem-t", "base/as-said", "rag-t/as-said", "sgmem-t/as-said"}
+            assert set(summary["results"]) == set(cat) and "rag-t/as-said - rag-t" in summary["paired"]["f1"]
             assert all(summary["timings"][m]["build"]["n"] == 1 for m in ("base", "rag-t", "sgmem-t"))
             assert not any(m.endswith("/as-said") and "build" in t for m, t in summary["timings"].items())
         for method, context in cat.items():

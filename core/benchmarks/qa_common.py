@@ -195,10 +195,10 @@ def in_plan_order(ctx, rows: list[dict]) -> list[dict]:
 
 def summarise(items: Sequence[dict], settings: dict) -> tuple[dict, dict]:
     """(results, extra) from the rows alone (a single run and bench-merge both come here): the QA
-    report per method in `settings["sources"]` order, with the run's bootstrap resamples and seed."""
+    report per method in `settings["views"]` (else `sources`) order, with the run's bootstrap resamples and seed."""
     from core.benchmarks import qa_report
 
-    names = list(settings.get("sources") or dict.fromkeys(i["method"] for i in items))
+    names = list(settings.get("views") or settings.get("sources") or dict.fromkeys(i["method"] for i in items))
     report = qa_report.summarise(items, names, boot=int(settings.get("boot", 2000)), seed=int(settings.get("seed", 0)))
     for m in names:
         row = report["results"].setdefault(m, {})
@@ -363,7 +363,8 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
                             on_question=lambda: bar.update(1), layout=settings["layout"])
     bar.close()
     settings = {**settings, "run_key": key, "reader_settings": ctx.options.get("reader_describe", reader.name),
-                "sources": {x.name: x.settings() for x in sources}, "skipped_methods": skipped,
+                "sources": {x.name: x.settings() for x in sources}, "views": [v.name for v in views],
+                "skipped_methods": skipped,
                 "judge_status": judge_status(judge, ctx.options.get("judge_agreement", "")),
                 "scoring": "LoCoMo normalisation (task_eval/evaluation.py)"}
     # the settings as the summary (and so bench-merge) records them; memory building's LLM work is
