@@ -155,8 +155,14 @@ def anchor_text(text: str, day: dt.date | None) -> str:
     return "".join(out)
 
 
+def anchor_dated(text: str, date: str) -> str:
+    """`text` anchored against the day `date` names (a session date as the data writes it); the
+    text itself when `date` names no day. What every method's memory shows a reader."""
+    return anchor_text(text, said_on(date))
+
+
 def anchor_turn(turn: Turn) -> Turn:
     """The turn with its relative time expressions resolved against its session's date (the turn
     itself when its date names no day)."""
-    text = anchor_text(turn.text, said_on(turn.date))
+    text = anchor_dated(turn.text, turn.date)
     return turn if text == turn.text else replace(turn, text=text)

@@ -8,7 +8,7 @@ from core.config import RAGConfig
 from core.dialogue import Dialogue, Evidence, Reply, Turn
 from core.llm.prompts import render_prompt
 from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns, turn_line
-from core.timeref import anchor_text, said_on
+from core.timeref import anchor_dated
 from core.vectors import VectorIndex
 
 
@@ -59,7 +59,7 @@ class RagMethod(Method):
         """The turn's words, with relative times resolved against its day when `anchor_time`."""
         if not self.config.anchor_time:
             return item["text"]
-        return anchor_text(item["text"], said_on(item.get("date", "")))
+        return anchor_dated(item["text"], item.get("date", ""))
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         cfg, gen = self.config, self.config.generation

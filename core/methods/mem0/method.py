@@ -28,7 +28,7 @@ from core.methods.mem0.config import Mem0Config
 from core.methods.mem0.library import export_state, import_state, new_memory
 from core.methods.mem0.offline import CallLog, load_mem0
 from core.methods.method import Method, Progress, Stopwatch, chat_prompt, prompt_record, recent_turns, turn_line
-from core.timeref import anchor_text, said_on
+from core.timeref import anchor_dated
 
 STATE_VERSION = 1
 USER_ID = "user"  # each conversation has its own mem0 store; the id scopes mem0's queries inside it
@@ -210,7 +210,7 @@ class Mem0Method(Method):
 
     def _memory_line(self, e: Evidence) -> str:
         """A memory as the reply's prompt shows it: relative times resolved against its round's day."""
-        return anchor_text(e.text, said_on(e.meta.get("date", ""))) if self.config.anchor_time else e.text
+        return anchor_dated(e.text, e.meta.get("date", "")) if self.config.anchor_time else e.text
 
     def _count(self) -> int:
         with self._lock:
