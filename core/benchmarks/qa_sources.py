@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 from core.dialogue import Dialogue, Evidence, Turn
 from core.retrieval.base import DIALOGUE_KINDS, line_tokens, turn_line
 from core.text import approx_tokens
-from core.timeref import anchor_text, anchor_turn, said_on
+from core.timeref import anchor_dated, anchor_turn
 
 # Short names of the method list -> the retriever that implements them here.
 ALIASES = {"rag": "rag-t", "bm25": "bm25-t", "hybrid": "hybrid-t", "sgmem": "sgmem-t", "mcts": "mcts-t"}
@@ -75,7 +75,7 @@ def shown(pieces: Sequence[Piece], anchor_time: bool) -> list[Piece]:
             turn = anchor_turn(p.turn)
             out.append(p if turn is p.turn else turn_piece(turn))
         elif p.date:
-            text = anchor_text(p.text, said_on(p.date))
+            text = anchor_dated(p.text, p.date)
             out.append(p if text == p.text else replace(p, text=text, tokens=approx_tokens(text)))
         else:
             out.append(p)
