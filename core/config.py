@@ -66,6 +66,9 @@ class GenerationSettings:
     temperature: float = 0.8
     max_tokens: int = 200
     max_history_chars: int = 6000  # older turns are dropped first: a small model has a short attention span
+    # ours: the length line of the chat prompt (core.methods.render.chat_system); 0 = none. The papers
+    # set no length, and the embedded models then write 130-300 tokens to "Hi, I'm Marta."
+    reply_sentences: int = 3
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,9 @@ def test_cut_at_stop_uses_earliest_stop():
 
 
 def test_prompts_are_package_data_and_placeholders_checked():
-    assert "consistent" in load_prompt("chat_system")
-    text = render_prompt("rag_system", evidence="- [S0:0] User: hi")
-    assert "- [S0:0] User: hi" in text and "{evidence}" not in text
+    assert "helpful assistant" in load_prompt("chat_system")
+    text = render_prompt("rag_system", chat_system="Be kind.", evidence="- You said: hi")
+    assert text.startswith("Be kind.") and "- You said: hi" in text and "{evidence}" not in text
     with pytest.raises(KeyError):
         render_prompt("rag_system")
     with pytest.raises(FileNotFoundError):

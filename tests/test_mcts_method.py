@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from core.config import GenerationSettings
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.base import Completion, ScoringUnsupported, TokenLogprob
 from core.llm.fake import ScriptedLLM
@@ -320,7 +321,7 @@ def test_mcts_method_answers_with_knowledge_and_tree(tmp_path):
     assert len(out.evidence) == 5 and all(e.kind == "knowledge" for e in out.evidence)
     assert out.trace.kind == "mcts" and out.trace.prompt[0]["role"] == "system"
     assert all(e.text in out.trace.prompt[0]["content"] for e in out.evidence)
-    assert out.trace.prompt[0]["content"].endswith("Keep your response to at most 3 sentences.")
+    assert "Keep your replies short: at most 3 sentences." in out.trace.prompt[0]["content"]
     assert {"reason", "search", "generate"} <= set(out.timings)
     root = out.trace.nodes[0].detail
     assert root["reasoning"]["candidates"] and "COMET" in root["comet_note"]
@@ -447,7 +448,7 @@ def test_reply_length_line_can_be_turned_off(tmp_path):
 
     path = write_kb(tmp_path)
     config = MCTSConfig(kb=KBSettings(path=str(path), concepts_per_group=4, cache_dir=str(tmp_path / "c")),
-                        reasoner=ReasonerSettings(cache=False), reply_sentences=0)
+                        reasoner=ReasonerSettings(cache=False), generation=GenerationSettings(reply_sentences=0))
     llm = ScriptedLLM(lambda m: "Fine." if "Knowledge:" in m[0].content else _reply_by_relation(m), scorer=_scorer)
     out = create_method("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config).respond(
         Dialogue.from_turns([Turn(USER, "My dog runs.")]), "Is that good?")

@@ -61,7 +61,7 @@ def test_rag_prompt_holds_evidence_and_recent_turns(hashing_embedder):
     method = create_method("rag", Toolkit(llm, hashing_embedder), RAGConfig(top_k=1, recent_turns=2))
     reply = method.respond(_dialogue(), "what is my dog called")
     system = llm.requests[0][0].content
-    assert "[S0:0] User: My dog is called Rex." in system
+    assert "- Your dog is called Rex." in system  # the user's turn said back to the user (core.methods.render)
     assert [m.content for m in llm.requests[0][1:]] == ["I like green tea.", "Green tea is healthy.", "what is my dog called"]
     assert [e.source for e in reply.evidence] == ["S0:0"]
     assert set(reply.timings) == {"retrieve", "build_prompt", "generate"}

@@ -79,7 +79,9 @@ def test_sgmem_method_responds_with_evidence_and_trace():
     assert reply.text == "Your dog is called Luna." and reply.method == "sgmem"
     assert reply.evidence and reply.evidence[0].source == "S0:0"  # the turn about Luna ranks first
     assert reply.trace.kind == "steps" and any(n.detail.get("role") == "seed" for n in reply.trace.nodes)
-    assert "You are a helpful assistant responding to questions about data provided." in reply.trace.prompt[0]["content"]
+    system = reply.trace.prompt[0]["content"]
+    assert system.startswith("You are a helpful assistant.") and "Earlier in this conversation:\n" in system
+    assert "- You also started learning the violin." in system  # the user's turn in the second person
     assert method.observed == 4
     d.add(Turn(USER, "My dog loves the park.", session=0))
     method.sync(d)

@@ -8,6 +8,7 @@ from core.config import RAGConfig
 from core.dialogue import Dialogue, Evidence, Reply, Turn
 from core.llm.prompts import render_prompt
 from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns, turn_line
+from core.methods.render import chat_system, memory_notes
 from core.timeref import anchor_dated
 from core.vectors import VectorIndex
 
@@ -50,7 +51,7 @@ class RagMethod(Method):
                 score=h.score,
                 source=h.item["turn_id"],
                 kind="turn",
-                meta={"session": h.item["session"]},
+                meta={"session": h.item["session"], "date": h.item.get("date", "")},
             )
             for h in hits
         ]
@@ -68,8 +69,7 @@ class RagMethod(Method):
         with watch("retrieve"):
             evidence = self.retrieve(dialogue, query, cfg.top_k, exclude_last=cfg.recent_turns)
         with watch("build_prompt"):
-            listed = "\n".join(f"- [{e.source}] {e.text}" for e in evidence) or "(none yet)"
-            system = render_prompt("rag_system", evidence=listed)
+            system = render_prompt("rag_system", chat_system=chat_system(gen.reply_sentences), evidence=memory_notes(evidence))
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages, evidence)

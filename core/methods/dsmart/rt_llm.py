@@ -30,6 +30,7 @@ from core.config import GenerationSettings
 from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
+from core.methods.render import chat_system
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
 from core.methods.dsmart.rt_graph import MemoryView
 
@@ -136,7 +137,7 @@ class TreeModel:
         known facts are `memory` (the reached facts' source sentences, recall.py) when given."""
         facts = memory if memory is not None else self.facts_text(state)
         prompt = render_prompt("rt_response", query=query, triples=facts or "(none yet)", trajectory=self.trajectory_text(state))
-        return [Message("system", render_prompt("chat_system"))] + self.context + [Message("user", prompt)]
+        return [Message("system", chat_system(self.generation.reply_sentences))] + self.context + [Message("user", prompt)]
 
     @property
     def may_think(self) -> bool:

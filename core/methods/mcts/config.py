@@ -120,9 +120,6 @@ class MCTSConfig:
     critic: CriticSettings = CriticSettings()
     kb: KBSettings = KBSettings()
     recent_turns: int = 4  # chat: the latest turns form the context C and go into the prompt
-    # ours: the paper's response prompt sets no length, and the 0.5B default then writes 130-200 tokens
-    # (4-6 s on 2 cores, and as many prompt tokens in every later turn); 0 = no length line
-    reply_sentences: int = 3
     generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.8, max_tokens=200))
 
     def __post_init__(self) -> None:

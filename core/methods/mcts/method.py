@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from core.dialogue import Dialogue, Evidence, Reply, Trace
 from core.llm.prompts import render_prompt
+from core.methods.render import chat_system
 from core.methods.mcts.config import MCTSConfig
 from core.methods.method import Method, Stopwatch, chat_prompt, prompt_record, recent_turns, turn_line
 
@@ -93,9 +94,7 @@ class MCTSMethod(Method):
         self._show(self.trace(result))  # the knowledge and the trees, before the answer streams
         with watch("build_prompt"):
             knowledge = "\n".join(f"- {e.text}" for e in result.knowledge) or "(none found)"
-            system = render_prompt("mcts_response", knowledge=knowledge)
-            if cfg.reply_sentences:
-                system = system.rstrip() + "\n\n" + render_prompt("reply_length", sentences=cfg.reply_sentences).strip()
+            system = render_prompt("mcts_response", chat_system=chat_system(gen.reply_sentences), knowledge=knowledge)
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages, result.knowledge, self.trace(result, prompt_record(messages)))

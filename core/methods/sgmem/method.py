@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode, Turn
 from core.llm.prompts import render_prompt
+from core.methods.render import chat_system, memory_notes
 from core.methods.method import Method, Stopwatch, chat_prompt, prompt_record, recent_turns
 from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
 from core.methods.sgmem.memory import MemoryGenerator
@@ -58,7 +59,9 @@ class SGMemMethod(Method):
             hits = self.search(dialogue, query, cfg.top_k)
         evidence = list(hits.chunks) + list(hits.memories)
         with watch("build_prompt"):
-            system = render_prompt("sgmem_response", context=context_text(evidence))
+            # the chat prompt every method shares (core.methods.render); the paper's B.1 response
+            # prompt ("multiple paragraphs ... in markdown") stays the benchmarks' reader
+            system = render_prompt("sgmem_chat", chat_system=chat_system(gen.reply_sentences), context=memory_notes(evidence))
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         trace = Trace("steps", nodes=trace_nodes(self.retriever, hits), prompt=prompt_record(messages))
