@@ -8,6 +8,7 @@ def test_second_person_swaps_the_users_words_and_their_verbs():
     assert second_person("Hi, I'm Marta and my sister is a nurse.") == "You're Marta and your sister is a nurse."
     assert second_person("I am 42 and I was born in Porto. We moved.") == "You are 42 and you were born in Porto. You moved."
     assert second_person("My dog likes me.") == "Your dog likes you."
+    assert second_person("We moved to the US; it suits us.") == "You moved to the US; it suits you."
 
 
 def test_second_person_refuses_text_that_already_says_you():

@@ -28,12 +28,13 @@ from core.timeref import anchor_dated
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|you're|you've|you'll|you'd)\b", re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))(?: there)?\s*[,!.]*\s*", re.IGNORECASE)
 # First person -> second person, longest forms first; the verbs that agree with "I" change with it.
+# "us" only in lower case: "the US" stays a country.
 _SWAPS = (
     (r"\bI am\b", "you are"), (r"\bI was\b", "you were"), (r"\bam I\b", "are you"), (r"\bwas I\b", "were you"),
     (r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI'll\b", "you'll"), (r"\bI'd\b", "you'd"),
     (r"\bI\b", "you"), (r"\bme\b", "you"), (r"\bmy\b", "your"), (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"),
     (r"\bwe're\b", "you're"), (r"\bwe've\b", "you've"), (r"\bwe'll\b", "you'll"), (r"\bwe'd\b", "you'd"),
-    (r"\bwe\b", "you"), (r"\bus\b", "you"), (r"\bour\b", "your"), (r"\bours\b", "yours"), (r"\bourselves\b", "yourselves"),
+    (r"\bwe\b", "you"), (r"(?-i:\bus\b)", "you"), (r"\bour\b", "your"), (r"\bours\b", "yours"), (r"\bourselves\b", "yourselves"),
 )
 _SWAP_RES = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _SWAPS)
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")
