@@ -89,5 +89,8 @@ def test_rag_shows_turns_time_anchored_unless_turned_off(hashing_embedder):
                                     Turn("assistant", "Congratulations!", date="8 May, 2023")])
     for anchor, shown in ((True, "User: I adopted a cat yesterday (7 May 2023)."), (False, "User: I adopted a cat yesterday.")):
         method = create_method("rag", Toolkit(ScriptedLLM(["ok"]), hashing_embedder))
-        method.config = replace(method.config, anchor_time=anchor)
+        method.config = replace(method.config, anchor_time=anchor, recent_turns=0)  # both turns searchable
         assert method.retrieve(dialogue, "when did I adopt a cat", k=1)[0].text == shown
+        method.respond(dialogue, "when did I adopt a cat")
+        said = "- You adopted a cat yesterday (7 May 2023)." if anchor else "- You adopted a cat yesterday."
+        assert said + "\n" in method.tools.llm.requests[0][0].content + "\n"  # the prompt follows the flag too

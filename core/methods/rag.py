@@ -51,7 +51,7 @@ class RagMethod(Method):
                 score=h.score,
                 source=h.item["turn_id"],
                 kind="turn",
-                meta={"session": h.item["session"], "date": h.item.get("date", "")},
+                meta={"session": h.item["session"]},
             )
             for h in hits
         ]

@@ -12,8 +12,8 @@ assistant" opening it greets the user by name (scripts/lab/system_prompt_probe.p
   A lever given to one method is given to all, so comparing methods does not compare renderings.
 - `memory_notes(evidence)`: the user's own sentences in the second person where the rewrite is safe
   ("I live in Porto" -> "You live in Porto."), otherwise quoted as the user's ('You said: "..."');
-  the assistant's turns as 'I replied: "..."'; a named speaker's as 'Ana said: "..."'; each with its
-  relative times resolved against its day (core.timeref).
+  the assistant's turns as 'I replied: "..."'; a named speaker's as 'Ana said: "..."'. Relative
+  times are the method's to resolve (its `anchor_time`): the lines show the evidence's words as given.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Iterable
 
 from core.dialogue import Evidence
 from core.llm.prompts import render_prompt
-from core.timeref import anchor_dated
 
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|you're|you've|you'll|you'd)\b", re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))(?: there)?\s*[,!.]*\s*", re.IGNORECASE)
@@ -60,10 +59,10 @@ def second_person(text: str) -> str | None:
     return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), out)
 
 
-def said_line(role: str, text: str, date: str = "", speaker: str = "") -> str:
+def said_line(role: str, text: str, speaker: str = "") -> str:
     """One memory line that says whose words these are. `role`: "user" or "assistant"; a named
     speaker (benchmark dialogues between two people) in `speaker`."""
-    text = anchor_dated(" ".join(text.split()), date)  # "last month" -> "last month (October 2026)"
+    text = " ".join(text.split())
     if speaker:
         return f'- {speaker} said: "{text}"'
     if role == "assistant":
@@ -77,7 +76,6 @@ def said_line(role: str, text: str, date: str = "", speaker: str = "") -> str:
 def evidence_lines(e: Evidence) -> list[str]:
     """The memory lines of one evidence item: a dialogue chunk's "User: ..." / "Assistant: ..." /
     "Name: ..." lines each said by its speaker; a generated memory (a fact, a summary) as it is."""
-    date = str(e.meta.get("date", "") or "")
     lines = []
     for line in e.text.splitlines():
         line = line.strip()
@@ -89,9 +87,9 @@ def evidence_lines(e: Evidence) -> list[str]:
             continue
         who, words = m.groups()
         if who in ("User", "Assistant"):
-            lines.append(said_line(who.lower(), words, date))
+            lines.append(said_line(who.lower(), words))
         else:
-            lines.append(said_line("", words, date, speaker=who))
+            lines.append(said_line("", words, speaker=who))
     return lines
 
 
