@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,9 +213,10 @@ class KnowledgeBase:
         import faiss
 
         folder = Path(folder)
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        # a folder of its own: two builds of the same key at once (two embedder objects of one name)
+        # shared "NAME.tmp" and removed each other's files mid-write
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
         (tmp / "sentences.json").write_text(json.dumps({"texts": self.texts, "terms": self.terms, "scores": self.scores}))
         (tmp / "concepts.json").write_text(json.dumps(self.concepts))
         faiss.write_index(self.index, str(tmp / "sentences.faiss"))
@@ -223,7 +225,10 @@ class KnowledgeBase:
                  concept_ptr=self.concept_ptr, concept_sents=self.concept_sents)
         (tmp / "header.json").write_text(json.dumps(self.header, indent=1))  # written last: marks a complete build
         shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        try:
+            tmp.rename(folder)
+        except OSError:  # the other build's complete folder got there first: the same content
+            shutil.rmtree(tmp, ignore_errors=True)
         self.folder = folder
 
     @classmethod
