@@ -187,18 +187,48 @@ def run_users(url: str, users: list[User], secret: str, messages: int, think_s: 
 
 
 # -- faults ----------------------------------------------------------------------------------------
-class Faults(threading.Thread):
-    """At fixed points of the expected run: SIGKILL replica 0 (restarted 10 s later, as a
-    supervisor would), restart PostgreSQL, SIGKILL LLM server 0. Each event is logged with times."""
+def open_sessions(pid: int | None, port: int) -> int:
+    """Websockets a replica holds now: established TCP connections on its port. Only sessions come
+    in through nginx (the load's clients open nothing but websockets), so this counts users."""
+    import psutil
 
-    def __init__(self, cluster: Cluster, expected_s: float) -> None:
+    try:
+        conns = psutil.Process(pid).net_connections(kind="tcp") if pid else []
+    except psutil.Error:
+        return 0
+    return sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port)
+
+
+class Faults(threading.Thread):
+    """At fixed points of the expected run: SIGKILL a replica that holds sessions (restarted 10 s
+    later, as a supervisor would), restart PostgreSQL, SIGKILL LLM server 0. Each event is logged
+    with times.
+
+    The replica is chosen when it is killed, after every user's first message was answered: the
+    owner cookies (signed with a fresh secret) and the ports hash users onto replicas by chance, and
+    on a busy machine the first connections can come after a fixed kill time. Killing a replica
+    with nobody on it would test no reconnection (CI once saw `reconnects == 0`)."""
+
+    def __init__(self, cluster: Cluster, expected_s: float, users: list[User]) -> None:
         super().__init__(daemon=True)
-        self.cluster, self.expected_s = cluster, expected_s
+        self.cluster, self.expected_s, self.users = cluster, expected_s, users
         self.events: list[dict] = []
         self.t0 = time.perf_counter()
 
     def _at(self, fraction: float) -> None:
         time.sleep(max(0.0, self.t0 + fraction * self.expected_s - time.perf_counter()))
+
+    def _replica_to_kill(self, timeout_s: float = 120.0) -> tuple[int, int]:
+        """(index, sessions) of the replica holding the most sessions, once every user has had a
+        first answer (so a reconnecting user has a history to check); waits at most timeout_s."""
+        deadline = time.perf_counter() + timeout_s
+        while time.perf_counter() < deadline:
+            if all(u.acknowledged or u.errors for u in self.users):
+                held = [open_sessions(app.pid, app.port) for app in self.cluster.apps]
+                if max(held) > 0:
+                    return held.index(max(held)), max(held)
+            time.sleep(0.1)
+        return 0, open_sessions(self.cluster.apps[0].pid, self.cluster.apps[0].port)
 
     def _log(self, what: str, **extra) -> None:
         self.events.append({"t_s": round(time.perf_counter() - self.t0, 1), "event": what, **extra})
@@ -208,11 +238,14 @@ class Faults(threading.Thread):
 
         c = self.cluster
         self._at(0.20)
-        c.apps[0].kill()
-        self._log("SIGKILL app replica 0", pid=c.apps[0].pid)
+        k, held = self._replica_to_kill()
+        victim = c.apps[k]
+        pid = victim.pid
+        victim.kill()
+        self._log(f"SIGKILL app replica {k}", pid=pid, sessions=held)
         time.sleep(min(10.0, 0.15 * self.expected_s))  # down for a while, then back as a supervisor would
-        c.apps[0].start()
-        self._log("app replica 0 restarted (healthy)")
+        victim.start()
+        self._log(f"app replica {k} restarted (healthy)")
         self._at(0.45)
         probe = Database(c.db_url, retry_s=0.5)
         t_down = time.perf_counter()
@@ -351,7 +384,7 @@ def measure(args) -> dict:
         cpu_before = cpu_by_part(cluster.replica_pids())
         llm_before = cluster.nginx.llm_requests()
         expected = args.think * args.messages + 5
-        faults = Faults(cluster, expected) if args.faults else None
+        faults = Faults(cluster, expected, users) if args.faults else None
         if faults:
             faults.start()
         phase_t0 = time.perf_counter()  # the fault timeline's zero too (Faults starts just before)
