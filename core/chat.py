@@ -20,6 +20,7 @@ from core.conversation import (ConversationService, MethodProgress, ReplyJudge, 
                                judgement_of)
 from core.dialogue import Dialogue, Reply, chat_day
 from core.methods import Method, Toolkit, create_method
+from core.reply_check import ReplyCheckSettings
 from core.store import Store
 
 
@@ -63,12 +64,14 @@ class ChatSession:
     """One method's conversations, one after another: the Chat page's round without a page. Each
     reply goes through core.conversation (the same dating of turns, one write for both turns,
     memory saved) into `store`, by default a temporary SQLite file removed with the session.
-    `judge`: the reply's consistency check, as the page stores it (`nli_judge()`), or None."""
+    `judge`: the reply's consistency check, as the page stores it (`nli_judge()`), or None;
+    `reply_check`: the page's repair of each reply (core.reply_check), or None for the method's text."""
 
     OWNER = "local:chat"
 
     def __init__(self, method_name: str, tools: Toolkit, config=None, max_tokens: int = 0,
-                 today: Callable[[], str] = chat_day, store: Store | None = None, judge: ReplyJudge | None = None) -> None:
+                 today: Callable[[], str] = chat_day, store: Store | None = None, judge: ReplyJudge | None = None,
+                 reply_check: ReplyCheckSettings | None = ReplyCheckSettings()) -> None:
         self.method_name = method_name
         self.tools = tools
         self.config = config
@@ -79,7 +82,7 @@ class ChatSession:
         self.store = store
         self.instances: dict[str, Method] = {}
         self.service = ConversationService(store, self.OWNER, lambda name: create_method(name, tools, config),
-                                           instances=self.instances, judge=judge, today=today)
+                                           instances=self.instances, judge=judge, today=today, reply_check=reply_check)
         self.dialogue_index = -1
         self.new_dialogue()
 
@@ -120,6 +123,7 @@ class ChatSession:
             "method": self.method_name,
             "user": text,
             "reply": reply.text,
+            **({"draft": reply.draft} if reply.draft else {}),  # the method's own text, where the reply check changed it
             "seconds": round(seconds, 3),
             "first_output_s": round(min(first.values()), 3) if first else round(seconds, 3),
             "first_trace_s": round(first["trace"], 3) if "trace" in first else None,

@@ -383,6 +383,9 @@ def _add_chat(sub) -> None:
     p.add_argument("--max-tokens", type=int, default=0, help="bound on each reply's length (default: the method's setting)")
     p.add_argument("--judge", choices=("nli", "none"), default="nli",
                    help="judge each reply's consistency with the NLI model and record it, as the Chat page does (default)")
+    p.add_argument("--reply-check", action=argparse.BooleanOptionalAction, default=True,
+                   help="repair each reply as the Chat page does (core.reply_check: echoes of the user's message out, "
+                        "the user's facts in the second person; the method's own text is recorded as draft)")
     _add_llm_options(p)
     p.set_defaults(func=_run_chat)
 
@@ -390,6 +393,7 @@ def _add_chat(sub) -> None:
 def _run_chat(args) -> int:
     from core.chat import ChatSession, ScriptError, nli_judge, read_script, run_script, summarise
     from core.llm import LLMError
+    from core.reply_check import ReplyCheckSettings
 
     try:
         steps = read_script(args.script) if args.script else None
@@ -399,7 +403,8 @@ def _run_chat(args) -> int:
     settings = llm_settings_from_args(args)
     try:
         session = ChatSession(args.method, make_toolkit(settings), max_tokens=args.max_tokens,
-                              judge=nli_judge() if args.judge == "nli" else None)
+                              judge=nli_judge() if args.judge == "nli" else None,
+                              reply_check=ReplyCheckSettings() if args.reply_check else None)
         if steps is None:
             return _interactive(session)
         out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout

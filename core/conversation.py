@@ -8,7 +8,9 @@ graph page (its memory artifact) and `python -m core chat`.
 
 A round: the method (cached by the caller, per owner, conversation and method) catches up with
 the stored turns and streams its reply; both turns are stored in one transaction, dated by
-`today()`; the reply's consistency is judged once and stored with it; the method observes the two
+`today()`; the reply goes through the reply check (core.reply_check: echoes of the user's message
+out, the user's facts said in the second person; the method's text kept as `Reply.draft`); its
+consistency is judged once and stored with it; the method observes the two
 turns, its maintenance is waited for and its memory saved. A round left before its turns are
 stored (Stop, another message sent while it was written, a closed page) keeps the user's message
 and the text written so far, marked stopped (`Reply.stopped`); a failure of the LLM backend keeps
@@ -25,13 +27,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
 from core.limits import clean_message
 from core.llm import LLMError
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
+from core.reply_check import ReplyCheckSettings, check_reply
 from core.store import Store
 
 NLI_CONTEXT_TURNS = 100  # history a reply is judged against (the NLI window keeps only its latest chunks)
@@ -117,6 +120,16 @@ def judge_consistency(scorer_of: Callable[[], object], before: list[Turn], text:
     return checks_of(scorer.judge(history_lines(before[-NLI_CONTEXT_TURNS:]), text), scorer.name)
 
 
+def checked(reply: Reply, message: str, earlier_user: list[str], settings: ReplyCheckSettings) -> Reply:
+    """The reply after the reply check; the method's own text kept as `draft` when it changed."""
+    t0 = time.perf_counter()
+    result = check_reply(reply.text, message, earlier_user, settings)
+    timings = {**reply.timings, "reply_check": time.perf_counter() - t0}
+    if not result.changed:
+        return replace(reply, timings=timings)
+    return replace(reply, text=result.text, draft=reply.text, timings=timings)
+
+
 # -- events of a round ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MethodProgress:
@@ -182,8 +195,10 @@ class ConversationService:
 
     def __init__(self, store: Store, owner: str, make_method: MethodFactory, *,
                  instances: MutableMapping | None = None, judge: ReplyJudge | None = None,
-                 today: Callable[[], str] = chat_day, is_current: Callable[[Method], bool] = lambda method: True) -> None:
+                 today: Callable[[], str] = chat_day, is_current: Callable[[Method], bool] = lambda method: True,
+                 reply_check: ReplyCheckSettings | None = ReplyCheckSettings()) -> None:
         self.store, self.owner = store, owner
+        self.reply_check = reply_check  # None: replies are stored as the method wrote them
         self.make_method = make_method
         self.instances = instances if instances is not None else {}
         self.judge = judge
@@ -356,6 +371,9 @@ class ReplyRound:
         if outcome.error is not None:
             raise outcome.error
         reply = outcome.reply
+        if service.reply_check is not None:
+            reply = checked(reply, pending.message, [t.text for t in dialogue.turns() if t.role == USER],
+                            service.reply_check)
         seconds = time.perf_counter() - started
         stored, turns = self._store(dialogue, reply, streamed, seconds)
         yield stored

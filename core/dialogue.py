@@ -144,6 +144,7 @@ class Reply:
     llm_calls: int = 0
     cost: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> llm_calls, prompt/completion tokens
     stopped: bool = False  # cut short (Stop, or another message sent while it was written): `text` is what came
+    draft: str = ""  # the method's own text where the reply check (core.reply_check) changed it; "" = unchanged
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -160,4 +161,5 @@ class Reply:
             llm_calls=int(data.get("llm_calls", 0)),
             cost={k: dict(v) for k, v in data.get("cost", {}).items()},
             stopped=bool(data.get("stopped", False)),
+            draft=str(data.get("draft", "")),
         )

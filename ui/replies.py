@@ -18,6 +18,8 @@ def caption(reply: Reply) -> str:
     if reply.cost:
         used = totals(reply.cost)
         line += f" · {used['prompt_tokens']:,} prompt + {used['completion_tokens']:,} completion tokens"
+    if reply.draft:
+        line += " · edited by the reply check"
     return line
 
 
@@ -49,6 +51,10 @@ def render_details(reply: Reply, key: str) -> None:
     if reply.stopped:  # no evidence, timings or trace were kept
         return
     with st.expander("Evidence, timings and trace"):
+        if reply.draft:  # what the method wrote before the reply check (core.reply_check)
+            st.caption("The reply check changed the method's text: sentences repeating your message are taken "
+                       "out, and your own facts are said back to you as \"you\". The method wrote:")
+            st.text(reply.draft)
         tabs = st.tabs(["Evidence", "Timings", "Trace"])
         with tabs[0]:
             if reply.evidence:

@@ -46,6 +46,8 @@ def draw_reply(events: Iterator[RoundEvent], method_name: str) -> ReplyStored:
                 status.update(label=f"{method_name}: done in {event.seconds:.1f} s", state="complete", expanded=False)
                 if not event.streamed:
                     st.markdown(safe.literal(event.reply.text))
+                elif event.reply.text != text:  # the reply check changed the streamed text: show what is stored
+                    text_box.markdown(safe.literal(event.reply.text))
                 return event
     except Exception:
         status.update(label="the reply failed", state="error")

@@ -53,7 +53,13 @@ def second_person(text: str) -> str | None:
     text = text.replace("\u2019", "'").strip()
     if not text or _SECOND_PERSON.search(text):
         return None
-    out = _GREETING.sub("", text) or text
+    return to_second_person(_GREETING.sub("", text) or text)
+
+
+def to_second_person(text: str) -> str:
+    """Every first-person word of `text` in the second person ("I am" -> "you are", "my" -> "your"),
+    one way: a "you" already there stays. Sentence starts are capitalised again."""
+    out = text
     for pattern, replacement in _SWAP_RES:
         out = pattern.sub(replacement, out)
     return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), out)

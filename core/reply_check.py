@@ -1,0 +1,171 @@
+"""The reply check: what every chat method's reply goes through before it is shown and stored
+(issue 39). Two repairs, each of a defect the reply benchmark measures, none of a method's own:
+
+- **echoes out**: a sentence that repeats the user's message (part of a stretch of 80+ characters
+  copied from it, as `core.metrics.reply_defects.echo_chars` counts) is dropped when the reply
+  says something else too. A reply that is nothing but the echo stays as it is: an empty reply
+  would say less, and the echo stays visible to the measures.
+- **the user's facts said to the user**: a sentence that restates one of the user's own
+  first-person facts in the first person ("What is my job?" -> "I work as a pharmacist in
+  Coimbra.") is said in the second person ("You work as a pharmacist in Coimbra."). The restated
+  clauses are found as the benchmark finds them (`voice_clauses`: content words shared with a
+  first-person clause of the user's); a sentence that already says "you" is changed only in
+  those clauses, since its "you" is the user already; quoted words ('You said: "I live in
+  Porto."') are the user's own and stay.
+
+Small models write both defects whatever their prompt says (docs/replies.md); a repaired reply is
+what the user reads and what the method's memory takes in, so a first-person restatement is not
+copied again from memory. The method's own text stays on the reply (`Reply.draft`), and the
+benchmark scores both. Pure functions over text; no model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Sequence
+
+from core.methods.render import to_second_person
+from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, voice_clauses
+from core.text import split_sentences, words
+
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
+_QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d')
+_SPEECH_COLON = re.compile(r"\b(?:said|say|says|told me|tell me|asked|wrote|mentioned)\b[^:.!?]{0,30}:", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ReplyCheckSettings:
+    drop_echoes: bool = True
+    echo_chars: int = ECHO_CHARS  # a stretch of the user's message this long, repeated, is an echo
+    echo_share: float = 0.5  # a sentence is part of the echo when this share of it lies in the stretch
+    second_person: bool = True
+
+
+@dataclass(frozen=True)
+class CheckedReply:
+    text: str
+    dropped: tuple[str, ...] = ()  # sentences taken out as echoes of the user's message
+    rewritten: tuple[tuple[str, str], ...] = ()  # (sentence as written, as said to the user)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.dropped or self.rewritten)
+
+    def summary(self) -> str:
+        """One line for a trace or a page: what the check changed."""
+        parts = []
+        if self.dropped:
+            parts.append(f"dropped {len(self.dropped)} sentence(s) repeating the user's message")
+        if self.rewritten:
+            parts.append(f"said {len(self.rewritten)} sentence(s) of the user's facts in the second person")
+        return "; ".join(parts) or "no change"
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]] | None:
+    """(start, end) of each sentence in `text`; None when the splitter's sentences cannot be found
+    in it again (it changed their characters)."""
+    spans, at = [], 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, at)
+        if start < 0:
+            return None
+        spans.append((start, start + len(sentence)))
+        at = start + len(sentence)
+    return spans
+
+
+def echo_sentences(sentences: Sequence[str], message: str, min_chars: int = ECHO_CHARS,
+                   share: float = 0.5) -> set[int]:
+    """Indices of the sentences that lie (at least `share` of each) inside a stretch of `message` of
+    `min_chars`+ characters that the reply repeats verbatim (case and spacing ignored)."""
+    norms = [_normal(s) for s in sentences]
+    joined, bounds, at = " ".join(norms), [], 0
+    for n in norms:
+        bounds.append((at, at + len(n)))
+        at += len(n) + 1
+    message = _normal(message)
+    if not message or not joined:
+        return set()
+    found = set()
+    for block in SequenceMatcher(None, message, joined, autojunk=False).get_matching_blocks():
+        if block.size < min_chars:
+            continue
+        for i, (a, b) in enumerate(bounds):
+            overlap = min(b, block.b + block.size) - max(a, block.b)
+            if b > a and overlap >= share * (b - a):
+                found.add(i)
+    return found
+
+
+def _says_you(text: str) -> bool:
+    return any(w in SECOND_PERSON for w in words(text))
+
+
+def quoted_spans(sentence: str) -> list[tuple[int, int]]:
+    """Where `sentence` gives someone's own words: inside quotation marks, or after a speech verb and
+    a colon ('You said: I live in Porto.'). Those words are rightly in their speaker's first person."""
+    spans = [m.span() for m in _QUOTED.finditer(sentence)]
+    m = _SPEECH_COLON.search(sentence)
+    if m:
+        spans.append((m.end(), len(sentence)))
+    return spans
+
+
+def in_second_person(sentence: str, user_messages: Sequence[str]) -> str:
+    """`sentence` with its restatements of the user's first-person facts in the second person;
+    unchanged when it restates none. Quoted words stay as they were said."""
+    sentence = sentence.replace("\u2019", "'")
+    restated = voice_clauses(sentence, user_messages)
+    if not restated:
+        return sentence
+    quoted = quoted_spans(sentence)
+    if not _says_you(sentence) and not quoted:
+        return to_second_person(sentence)
+    out = sentence
+    for clause in restated:  # the sentence's "you" is the user already: change only the restated clauses
+        at = out.find(clause)
+        if at < 0 or any(a <= at < b for a, b in quoted_spans(out)):
+            continue
+        swapped = to_second_person(clause)
+        if at > 0 and not _SENTENCE_END.search(out[:at]):
+            swapped = swapped[:1].lower() + swapped[1:]
+        out = out[:at] + swapped + out[at + len(clause):]
+    return out
+
+
+def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
+                settings: ReplyCheckSettings = ReplyCheckSettings()) -> CheckedReply:
+    """The reply to `message` (after the user's `earlier_user` messages), repaired."""
+    spans = _sentence_spans(text)
+    if not spans:
+        return CheckedReply(text)
+    sentences = [text[a:b] for a, b in spans]
+    drop: set[int] = set()
+    if settings.drop_echoes:
+        drop = echo_sentences(sentences, message, settings.echo_chars, settings.echo_share)
+        if len(drop) == len(sentences):
+            drop = set()  # nothing else said: keep the reply whole
+    users = (*earlier_user, message)
+    pieces: list[str] = []
+    rewritten: list[tuple[str, str]] = []
+    kept_end, gap = 0, None  # end of the last kept sentence; the space before a dropped run
+    for i, (a, b) in enumerate(spans):
+        if i in drop:
+            gap = text[kept_end:a] if gap is None else gap
+            continue
+        sentence, plain = sentences[i], sentences[i].replace("\u2019", "'")
+        new = in_second_person(sentence, users) if settings.second_person else plain
+        if new != plain:
+            rewritten.append((sentence, new))
+        if gap is not None:  # after a dropped run: the wider of the spaces around it (a paragraph break stays)
+            gap = max(gap, text[spans[i - 1][1]:a], key=lambda g: g.count("\n"))
+        pieces += [text[kept_end:a] if gap is None else gap, new if new != plain else sentence]
+        kept_end, gap = b, None
+    pieces.append(text[spans[-1][1]:] if drop and max(drop) == len(spans) - 1 else text[kept_end:])
+    return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten))

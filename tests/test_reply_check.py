@@ -1,0 +1,120 @@
+"""The reply check (core/reply_check.py): hand-written replies and what the user must read instead,
+the cases it must leave alone, and the conversation service storing the repaired text with the
+method's own kept as `draft` (the scripted LLM streams the draft)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.conversation import ConversationService, ReplyStored, ReplyText
+from core.dialogue import Reply
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.metrics.reply_defects import ReplyCase, score_reply
+from core.reply_check import ReplyCheckSettings, check_reply, echo_sentences
+from core.store import Store
+
+TOMAS = "Hi, I'm Tomás. I work as a pharmacist in Coimbra and I have a cat called Pixel."
+RUI = "My brother Rui is a firefighter in Faro, and he has two kids."
+BYZANTIUM = ("That helps. Was Latin still spoken in the eastern empire, or did they switch to Greek? I've read that "
+             "the term Byzantine was invented much later by historians and the people called themselves Romans.")
+
+
+@pytest.mark.parametrize("reply, message, earlier, expected", [
+    ("I work as a pharmacist in Coimbra.", "What is my job?", [TOMAS], "You work as a pharmacist in Coimbra."),
+    ("My brother Rui is a firefighter in Faro.", "What does my brother Rui do?", [RUI],
+     "Your brother Rui is a firefighter in Faro."),
+    ("I am allergic to shellfish.", "What am I allergic to?", ["I'm allergic to shellfish, sadly."],
+     "You are allergic to shellfish."),
+    ("We are visiting Ghana in December.", "When are we visiting Ghana now?",
+     ["We were going to visit Ghana in July, but we moved the trip to December."], "You are visiting Ghana in December."),
+    # a sentence that already speaks to the user changes only in the restated clauses
+    ("Hello Tomás! I'm a pharmacist in Coimbra. I'm here to help you with anything.", TOMAS, [],
+     "Hello Tomás! You're a pharmacist in Coimbra. I'm here to help you with anything."),
+    ("You are Daniel, I am 42, and I live in a small flat in Glasgow.",
+     "I'm Daniel, I'm 42, and I live in a small flat in Glasgow.", [],
+     "You are Daniel, you are 42, and you live in a small flat in Glasgow."),
+])
+def test_the_users_facts_are_said_back_in_the_second_person(reply, message, earlier, expected):
+    checked = check_reply(reply, message, earlier)
+    assert checked.text == expected
+    assert checked.rewritten and not checked.dropped
+    assert not score_reply(ReplyCase(checked.text, message, tuple(earlier))).voice
+    assert score_reply(ReplyCase(reply, message, tuple(earlier))).voice  # the case is one the measure counts
+
+
+@pytest.mark.parametrize("reply, message", [
+    ("I'm sorry to hear that. Have you tried a crate?", "He chews everything, yesterday he destroyed my shoes."),
+    ("I am an AI assistant.", "Who are you?"),
+    ("I'd be happy to help you plan the trip.", "I want to visit Ghana."),  # the assistant's own first person
+    ("You live in Porto.", "Where do I live?"),
+    ("You said: I live in Porto with my dog Rex.", "Where do I live?"),  # the user's words, given as theirs
+    ('You told me "I live in Porto with my dog Rex" on Monday.', "Where do I live?"),
+    ("", "Hi"),
+])
+def test_replies_without_either_defect_are_left_as_written(reply, message):
+    checked = check_reply(reply, message, ["I live in Porto with my dog Rex."])
+    assert checked.text == reply and not checked.changed and checked.summary() == "no change"
+
+
+def test_a_sentence_repeating_the_users_message_is_dropped_when_something_else_is_said():
+    reply = ("Latin was still spoken in the eastern empire for a while. The term Byzantine was invented much later "
+             "by historians and the people called themselves Romans.\n\nGreek became the language of government.")
+    checked = check_reply(reply, BYZANTIUM)
+    assert checked.text == "Latin was still spoken in the eastern empire for a while.\n\nGreek became the language of government."
+    assert checked.dropped == ("The term Byzantine was invented much later by historians and the people called themselves Romans.",)
+    assert not score_reply(ReplyCase(checked.text, BYZANTIUM)).echo and score_reply(ReplyCase(reply, BYZANTIUM)).echo
+
+
+def test_a_reply_that_is_only_the_echo_is_kept_whole():
+    reply = "The term Byzantine was invented much later by historians and the people called themselves Romans."
+    assert check_reply(reply, BYZANTIUM).text == reply
+
+
+def test_a_short_answer_that_borrows_the_questions_words_stays():
+    message = "Is it cruel to put a puppy in a crate while I am at work all day as a teacher in the city centre?"
+    reply = "It is not cruel to put a puppy in a crate. Keep the sessions short at first."
+    assert check_reply(reply, message).text == reply  # no 80-character stretch: no echo
+
+
+def test_echo_sentences_counts_a_stretch_over_two_sentences():
+    message = "My starter bubbles nicely in the morning. By the evening it smells a bit like nail polish remover."
+    sentences = ["Your question is a good one.", "My starter bubbles nicely in the morning.",
+                 "By the evening it smells a bit like nail polish remover."]
+    assert echo_sentences(sentences, message) == {1, 2}  # 97 characters in a row, over two sentences
+    assert echo_sentences(sentences, message, min_chars=120) == set()
+
+
+def test_each_repair_can_be_turned_off():
+    off = ReplyCheckSettings(drop_echoes=False, second_person=False)
+    assert check_reply("I work as a pharmacist in Coimbra.", "What is my job?", [TOMAS], off).text == \
+        "I work as a pharmacist in Coimbra."
+
+
+def _round(store: Store, reply_check, text: str, message: str) -> tuple[ReplyStored, str]:
+    llm = ScriptedLLM([text])
+    service = ConversationService(store, "anon:tester", lambda name: create_method(name, Toolkit(llm=llm)),
+                                  today=lambda: "2026-11-27", reply_check=reply_check)
+    streamed = ""
+    with service.start(None, "base", message) as round_:
+        for event in round_.events(max_tokens=64, tick_s=0.05):
+            if isinstance(event, ReplyText):
+                streamed += event.piece
+            elif isinstance(event, ReplyStored):
+                stored = event
+    return stored, streamed
+
+
+def test_the_service_stores_the_checked_reply_and_keeps_the_draft(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    stored, streamed = _round(store, ReplyCheckSettings(), "Hi Marta! I live in Porto with my dog Rex.",
+                              "Hi, I'm Marta. I live in Porto with my dog Rex.")
+    assert streamed == "Hi Marta! I live in Porto with my dog Rex."  # the page streams the method's text...
+    assert stored.reply.text == "Hi Marta! You live in Porto with your dog Rex."  # ...then shows the stored one
+    assert stored.reply.draft == streamed and "reply_check" in stored.reply.timings
+    turns = store.dialogue(stored.conversation_id, owner="anon:tester").turns()
+    assert turns[-1].text == stored.reply.text  # what the memory and the history hold
+    assert Reply.from_dict(stored.reply.to_dict()) == stored.reply  # the draft survives the round trip
+
+    unchecked, _ = _round(store, None, "Hi Marta! I live in Porto with my dog Rex.", "Hi, I'm Marta. I live in Porto.")
+    assert unchecked.reply.text == "Hi Marta! I live in Porto with my dog Rex." and unchecked.reply.draft == ""
