@@ -22,18 +22,32 @@ def _script(tmp_path):
     return path
 
 
-def test_bench_replies_chats_and_scores_every_reply(tmp_path):
+def _run(tmp_path, reply_check: bool):
     replies = ["Nice to meet you, Marta.", "I live in Porto.", "This response is in markdown.", "Your sister is a nurse."]
     tools = Toolkit(llm=ScriptedLLM(replies))
-    ctx = bench.BenchContext(name="replies", data=_script(tmp_path), out=tmp_path / "out", methods=["base"], limit=None,
-                             seed=0, make_tools=lambda: tools)
-    summary = bench.run_benchmark(ctx)
+    out = tmp_path / f"out-{reply_check}"
+    ctx = bench.BenchContext(name="replies", data=_script(tmp_path), out=out, methods=["base"], limit=None,
+                             seed=0, make_tools=lambda: tools, options={"reply_check": reply_check})
+    return bench.run_benchmark(ctx), bench.read_items(out / "items.jsonl")
+
+
+def test_bench_replies_chats_and_scores_every_reply(tmp_path):
+    summary, items = _run(tmp_path, reply_check=False)
     r = summary["results"]["base"]
     assert (r["replies"], r["questions"], r["correct"], r["voice"], r["meta"], r["defective"]) == (4, 2, 2, 1, 1, 2)
-    items = bench.read_items(tmp_path / "out" / "items.jsonl")
+    assert (r["changed_by_check"], r["draft_defective"]) == (0, 2)
     assert [i["voice"] for i in items][1] == ["I live in Porto"]
     assert summary["examples"]["base"]["meta"][0]["reply"] == "This response is in markdown."
     assert [i["repeat"] for i in items] == [False, False, False, False]
+
+
+def test_bench_replies_scores_the_checked_reply_and_the_methods_own_text(tmp_path):
+    summary, items = _run(tmp_path, reply_check=True)
+    r = summary["results"]["base"]
+    assert (r["correct"], r["voice"], r["meta"], r["defective"]) == (2, 0, 1, 1)  # "You live in Porto."
+    assert (r["changed_by_check"], r["draft_defective"]) == (1, 2)  # the method's own text had the voice defect
+    assert items[1]["reply"] == "You live in Porto." and items[1]["draft"] == "I live in Porto."
+    assert items[1]["draft_defective"] and not items[1]["defective"]
 
 
 def test_bench_replies_scores_chat_transcripts_and_keeps_the_first_dialogues(tmp_path):

@@ -7,20 +7,26 @@ is scored by core.metrics.reply_defects: correct, voice, attribution, leak, meta
 repeat, length. `--limit N` keeps the first N dialogues. `--records DIR` scores transcripts that
 `python -m core chat --method M --script DATA --out DIR/M.jsonl` wrote instead of chatting again.
 
+Replies go through the Chat page's reply check (core.reply_check; `--no-reply-check` turns it
+off); where it changed a reply, the method's own text (`draft`) is scored too.
+
 Reported per method: accuracy over the questions, the count of each defect, the issue's bar set
-(`defective`: voice, leak, meta or echo) as a count and a rate, median sentences and tokens, replies
+(`defective`: voice, leak, meta or echo) as a count and a rate, the replies the check changed and
+the bar defects of the methods' own texts (`draft_defective`), median sentences and tokens, replies
 over three sentences, median reply time; the summary's `examples` holds up to three replies per
 method and defect.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 from importlib import resources
 from pathlib import Path
 
 from core.chat import ScriptStep, read_script
+from core.reply_check import ReplyCheckSettings
 from core.eval import BenchContext, BenchResult
 from core.metrics.reply_defects import (DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores,
                                         template_shingles)
@@ -33,6 +39,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--records", type=Path, default=None,
                         help="score `chat --script --out` transcripts instead of chatting: a folder with METHOD.jsonl")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (0 = each method's own)")
+    parser.add_argument("--reply-check", action=argparse.BooleanOptionalAction, default=True,
+                        help="repair each reply as the Chat page does (core.reply_check); the method's own text is "
+                             "scored too, as `draft_defective`")
 
 
 def split_dialogues(steps: list[ScriptStep]) -> list[list[ScriptStep]]:
@@ -58,14 +67,19 @@ def item_id(item: dict) -> str:
 
 
 def scored_item(method: str, d: int, t: int, step: ScriptStep, earlier: list[str], reply: str, seconds: float,
-                shingles, previous_reply: str = "") -> tuple[dict, ReplyScore]:
+                shingles, previous_reply: str = "", draft: str = "") -> tuple[dict, ReplyScore]:
+    """The reply's item and score; `draft` (the method's text where the reply check changed it) is
+    scored too, its bar defect as `draft_defective`."""
     score = score_reply(ReplyCase(reply, step.user, tuple(earlier), step.expect, previous_reply), shingles)
+    written = score if not draft else score_reply(ReplyCase(draft, step.user, tuple(earlier), step.expect,
+                                                            previous_reply), shingles)
     item = {"method": method, "dialogue": d, "turn": t, "user": step.user, "reply": reply, "seconds": seconds,
             **({"expected": list(step.expect), "correct": score.correct} if step.expect else {}),
             "voice": list(score.voice), "attribution": list(score.attribution), "leak": list(score.leak),
             "meta": list(score.meta), "refusal": score.refusal, "echo_chars": score.echo_chars, "echo": score.echo,
             "repeat": score.repeat,
-            "sentences": score.sentences, "tokens": score.tokens, "defective": score.defective}
+            "sentences": score.sentences, "tokens": score.tokens, "defective": score.defective,
+            "draft_defective": written.defective, **({"draft": draft} if draft else {})}
     return item, score
 
 
@@ -73,13 +87,14 @@ def _chat_replies(ctx: BenchContext, method: str, dialogues: list[list[ScriptSte
     """(dialogue, turn, reply, seconds) of `method` chatting through the dialogues."""
     from core.chat import ChatSession
 
-    session = ChatSession(method, ctx.make_tools(), max_tokens=int(ctx.options.get("max_tokens") or 0))
+    check = ReplyCheckSettings() if ctx.options.get("reply_check", True) else None
+    session = ChatSession(method, ctx.make_tools(), max_tokens=int(ctx.options.get("max_tokens") or 0), reply_check=check)
     for d, turns in enumerate(dialogues):
         if d:
             session.new_dialogue()
         for t, step in enumerate(turns):
             record = session.send(step.user)
-            yield d, t, record["reply"], record["seconds"]
+            yield d, t, record["reply"], record["seconds"], record.get("draft", "")
 
 
 def _recorded_replies(folder: Path, method: str, dialogues: list[list[ScriptStep]]):
@@ -96,7 +111,7 @@ def _recorded_replies(folder: Path, method: str, dialogues: list[list[ScriptStep
             return
         if t >= len(dialogues[d]) or dialogues[d][t].user != r["user"]:
             raise ValueError(f"{path}: dialogue {d} turn {t} is not the script's turn (was it run on another file?)")
-        yield d, t, r["reply"], r["seconds"]
+        yield d, t, r["reply"], r["seconds"], r.get("draft", "")
 
 
 def run(ctx: BenchContext) -> BenchResult:
@@ -113,11 +128,14 @@ def run(ctx: BenchContext) -> BenchResult:
         replies = (_recorded_replies(Path(records), method, dialogues) if records
                    else _chat_replies(ctx, method, dialogues))
         previous: dict[int, str] = {}  # dialogue -> the method's last reply in it
+        checked = draft_defective = 0  # replies the reply check changed; the method's own texts with a bar defect
         with ctx.metered(method):
-            for d, t, reply, secs in replies:
+            for d, t, reply, secs, draft in replies:
                 earlier = [s.user for s in dialogues[d][:t]]
                 item, score = scored_item(method, d, t, dialogues[d][t], earlier, reply, secs, shingles,
-                                          previous.get(d, ""))
+                                          previous.get(d, ""), draft)
+                checked += bool(draft)
+                draft_defective += item["draft_defective"]
                 previous[d] = reply
                 ctx.write_item(item)
                 scores.append(score)
@@ -126,10 +144,11 @@ def run(ctx: BenchContext) -> BenchResult:
                     if item[k] and len(examples[method][k]) < EXAMPLES:
                         examples[method][k].append({"dialogue": d, "turn": t, "user": step_head(item["user"]),
                                                     "reply": item["reply"]})
-        results[method] = {**summarise_scores(scores),
+        results[method] = {**summarise_scores(scores), "changed_by_check": checked, "draft_defective": draft_defective,
                            "median_s": round(statistics.median(seconds), 3) if seconds else None}
         timings[method] = {"reply": seconds}
-    settings = {"dialogues": len(dialogues), "source": "records" if records else "chat"}
+    settings = {"dialogues": len(dialogues), "source": "records" if records else "chat",
+                "reply_check": bool(ctx.options.get("reply_check", True)) if not records else "as recorded"}
     return BenchResult(results, timings, settings, {"examples": examples})
 
 
