@@ -1,4 +1,4 @@
-"""The Chat page shows each reply's cost: LLM calls and tokens per stage (AppTest, with the
+"""The Chat page shows each reply's cost (LLM calls and tokens per stage) and what the reply check changed (AppTest, with the
 OpenAI-compatible stub on 127.0.0.1 as the backend)."""
 
 from __future__ import annotations
@@ -34,3 +34,19 @@ def test_chat_reply_shows_calls_and_tokens_per_stage(stub):
     again.run()
     again.sidebar.selectbox[1].select_index(1).run()
     assert again.chat_message[1].dataframe[-1].value.set_index("stage").loc["generate", "llm_calls"] == 1
+
+
+def test_a_reply_the_check_changed_is_shown_as_stored_with_the_methods_text_in_its_details(stub):
+    """The stub streams a reply that restates the user's fact as its own; the page shows the checked
+    text (not the streamed one), says the check edited it, and gives the method's text."""
+    stub.reply = lambda body: "Nice to meet you! I live in Porto with my dog Rex."
+    at = AppTest.from_file(CHAT, default_timeout=120)
+    at.session_state["owner_id"] = "anon:check-test"
+    at.run()
+    at.chat_input[0].set_value("Hi, I live in Porto with my dog Rex.").run()
+    assert not at.exception
+    reply = at.chat_message[1]
+    shown = " ".join(m.value.replace("\\", "") for m in reply.markdown)  # Markdown escapes removed
+    assert "You live in Porto with your dog Rex." in shown and "I live in Porto" not in shown
+    assert "edited by the reply check" in reply.caption[0].value
+    assert reply.text[0].value == "Nice to meet you! I live in Porto with my dog Rex."  # the method's own text, first in its details
