@@ -1,5 +1,5 @@
-"""The Chat page shows each reply's cost (LLM calls and tokens per stage) and what the reply check changed (AppTest, with the
-OpenAI-compatible stub on 127.0.0.1 as the backend)."""
+"""The Chat page shows each reply's cost (LLM calls and tokens per stage) and what the reply check
+changed (AppTest, with the OpenAI-compatible stub on 127.0.0.1 as the backend)."""
 
 from __future__ import annotations
 
