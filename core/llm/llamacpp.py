@@ -60,7 +60,7 @@ def _close_all() -> None:
 class LlamaCppOptions:
     """Runtime settings of the embedded server."""
 
-    model: str = ""  # "small" | "default" | "large" | path to a .gguf ("" = default)
+    model: str = ""  # "small" | "medium" | "large" | "default" | path to a .gguf ("" = default)
     cache_dir: str = ""
     threads: int = 0  # 0 = all cores
     n_ctx: int = 12288  # context per slot (tokens): core.config.LLMSettings says why
