@@ -118,3 +118,21 @@ def test_the_service_stores_the_checked_reply_and_keeps_the_draft(tmp_path):
 
     unchecked, _ = _round(store, None, "Hi Marta! I live in Porto with my dog Rex.", "Hi, I'm Marta. I live in Porto.")
     assert unchecked.reply.text == "Hi Marta! I live in Porto with my dog Rex." and unchecked.reply.draft == ""
+
+
+# -- any text -------------------------------------------------------------------------------------------
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.fuzz_helpers import dialogue_text  # noqa: E402
+
+
+@given(reply=dialogue_text(), message=dialogue_text(), earlier=st.lists(dialogue_text(), max_size=3))
+def test_any_text_is_checked_without_error_and_never_emptied(reply, message, earlier):
+    checked = check_reply(reply, message, earlier)
+    if reply.strip():
+        assert checked.text.strip()  # a check drops sentences only when another one stays
+    for sentence in checked.dropped:
+        assert sentence in reply
+    off = check_reply(reply, message, earlier, ReplyCheckSettings(drop_echoes=False, second_person=False))
+    assert off.text.strip() == reply.strip() and not off.changed
