@@ -30,11 +30,12 @@ def test_dsm_pairs_turns_into_rounds_and_answers_with_the_memory():
     assert [r.question for r in method.memory.history] == ["My dog is Rex.", "Actually my dog is called Max."]
     reply = method.respond(dialogue, "What is my dog called?")
     system = reply.trace.prompt[0]["content"]
-    memory = system.split("Memory:\n")[1].splitlines()
+    assert system.startswith("You are a helpful assistant.")  # the opening every chat method shares
+    memory = system.split("corrected later):\n")[1].splitlines()
     # the facts reach the prompt as their source sentences, second person, the current value first;
     # the sentence whose value a later round pruned comes after it, marked as changed
-    assert memory[0] == "- You told me: Actually your dog is called Max."
-    assert memory[1] == "- You told me: Your dog is Rex. (since changed)"
+    assert memory[0] == "- Actually your dog is called Max."
+    assert memory[1] == "- Your dog is Rex. (since changed)"
     assert " | " not in system and "dsm:" not in system and "http" not in system
     assert reply.text == "Your dog is called Max." and reply.method == "dsm"
     assert any(e.kind == "sentence" and "Max" in e.text for e in reply.evidence)

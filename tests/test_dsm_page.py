@@ -94,7 +94,7 @@ def test_memory_graph_page_shows_replays_and_escapes(app_env):
     assert not at.exception
     at.slider[0].set_value(3).run()  # the graph now: each fact beside what was said, in the second person
     at.text_input[0].set_value("Max").run()
-    assert "You told me" in frames(at) and "your dog is called Max" in frames(at) and "said" in at.dataframe[-1].value.columns
+    assert "Actually your dog is called Max" in frames(at) and "said" in at.dataframe[-1].value.columns
     assert {b.label for b in at.get("download_button")} >= {"Turtle", "TriG (per-round graphs)", "JSON-LD"}
 
 

@@ -42,7 +42,7 @@ def test_a_fact_whose_object_was_dropped_still_brings_its_sentence_in_the_second
     [fact] = sourced_facts(graph_of(r), [r], [bare])
     assert fact.verbatim and fact.speaker == "user" and fact.turn_index == 0
     line = render(fact)
-    assert line == "You told me on 12 May 2026: You're so proud of your daughter's architecture degree."
+    assert line == "You're so proud of your daughter's architecture degree. (12 May 2026)"
     assert not LEAKS.search(line)
 
 
@@ -72,8 +72,8 @@ def test_a_sentence_whose_value_changed_later_is_marked_and_ranked_below_the_new
     g = graph_of(r0, r1)
     facts = sourced_facts(g, [r0, r1], sorted(t for t in g))
     lines = SentenceRanker().rank("What is my dog called?", facts, g, 200)
-    assert [line.text for line in lines] == ["You told me on 12 May 2026: Actually your dog is called Max.",
-                                             "You told me on 12 May 2026: Your dog is Rex. (since changed)"]
+    assert [line.text for line in lines] == ["Actually your dog is called Max. (12 May 2026)",
+                                             "Your dog is Rex. (12 May 2026; since changed)"]
 
 
 def _ranking_case():
@@ -100,7 +100,7 @@ def test_the_relevant_sentence_comes_first_and_the_budget_holds():
     ranker = SentenceRanker(embedder)
     lines = ranker.rank("What is my job?", facts, g, budget_tokens=1000)
     assert [line.sentence.turn_index for line in lines] == [0, 2, 1]  # by similarity, not by insertion order
-    assert lines[0].text == "You told me on 12 May 2026: You work as a pharmacist near Gdansk."
+    assert lines[0].text == "You work as a pharmacist near Gdansk. (12 May 2026)"
     small = ranker.rank("What is my job?", facts, g, budget_tokens=approx_tokens(lines[0].text) + 5)
     assert [line.sentence.turn_index for line in small] == [0]
     assert ranker.rank("What is my job?", facts, g, budget_tokens=1) == small  # the best line always comes
@@ -125,7 +125,7 @@ def test_dsmart_answer_prompt_shows_sentences_not_triples():
     reply = method.respond(dialogue, "What does my sister do?")
     prompt = reply.trace.prompt[-1]["content"]
     known = prompt.split("most relevant first):\n")[1].split("\n---")[0]
-    first = "- You told me on 12 May 2026: Your sister Ana moved to Lisbon last year and works as a nurse."
+    first = "- Your sister Ana moved to Lisbon last year and works as a nurse. (12 May 2026)"
     assert known.splitlines()[0] == first
     assert not LEAKS.search(known)
     assert all(e.kind == "sentence" for e in reply.evidence) and "nurse" in reply.evidence[0].text

@@ -15,6 +15,7 @@ from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.recall import Recalled, SentenceRanker, memory_text, sourced_facts
 from core.methods.dsmart.vocab import label_of
 from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns
+from core.methods.render import chat_system
 
 STATE_VERSION = b"DSM1"
 
@@ -174,7 +175,8 @@ class DsmMethod(DsmBacked):
         with watch("rank"):
             lines = self.recall(query, graph, facts)
         with watch("build_prompt"):
-            system = render_prompt("dsmart_answer", memory=memory_text(lines) or "(nothing yet)")
+            system = render_prompt("dsmart_answer", chat_system=chat_system(gen.reply_sentences),
+                                   memory=memory_text(lines) or "(nothing yet)")
             messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         evidence = [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines]

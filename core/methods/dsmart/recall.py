@@ -227,26 +227,27 @@ def when(date: str) -> str:
 
 
 def render(fact: SourcedFact) -> str:
-    """The line the answer prompt shows: whose words, when, and the words (second person for the
-    user); a sentence with a value changed since says so."""
-    line = _render(fact)
-    return f"{line} (since changed)" if fact.superseded else line
+    """The line the answer prompt shows, in the words of `core.methods.render.said_line` (the memory
+    lines of `rag` and `sgmem`): the user's sentence in the second person ("You work as a
+    pharmacist."), a question or the assistant's words quoted as theirs, then when it was said and
+    whether a value in it changed since: "Your dog is Rex. (12 May 2026; since changed)". Never a
+    frame the model could take for a reply ("You told me on ...:" was copied into replies)."""
+    marks = [m for m in (when(fact.date) if fact.date else "", "since changed" if fact.superseded else "") if m]
+    line = _words(fact)
+    return f"{line} ({'; '.join(marks)})" if marks else line
 
 
-def _render(fact: SourcedFact) -> str:
-    date = when(fact.date) if fact.date else ""
-    on = f" on {date}" if date else ""
+def _words(fact: SourcedFact) -> str:
+    sentence = fact.sentence.strip()
     if not fact.verbatim:
-        return f"{fact.sentence}" + (f" (noted{on})" if on else "")
+        return sentence
     if fact.speaker == USER:
-        if fact.sentence.rstrip().endswith("?"):
-            return f'You asked me{on}: "{fact.sentence.strip()}"'
-        return f"You told me{on}: {second_person(fact.sentence)}"
+        return f'You asked: "{sentence}"' if sentence.endswith("?") else second_person(sentence)
     if fact.speaker == ASSISTANT:
-        return f"I told you{on}: {fact.sentence.strip()}"
-    text = re.sub(r"\bthe user's\b", "your", fact.sentence, flags=re.I)
+        return f'I replied: "{sentence}"'
+    text = re.sub(r"\bthe user's\b", "your", sentence, flags=re.I)
     text = re.sub(r"\bthe user\b", "you", text, flags=re.I)
-    return f"Noted{on}: {text[:1].upper()}{text[1:]}"
+    return f"{text[:1].upper()}{text[1:]}"
 
 
 # -- ranking ---------------------------------------------------------------------------------------
