@@ -167,5 +167,5 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
             gap = max(gap, text[spans[i - 1][1]:a], key=lambda g: g.count("\n"))
         pieces += [text[kept_end:a] if gap is None else gap, new if new != plain else sentence]
         kept_end, gap = b, None
-    pieces.append(text[spans[-1][1]:] if drop and max(drop) == len(spans) - 1 else text[kept_end:])
+    pieces.append(text[spans[-1][1]:])  # what follows the last sentence, kept or not
     return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten))
