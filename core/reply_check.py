@@ -27,7 +27,7 @@ from difflib import SequenceMatcher
 from typing import Sequence
 
 from core.methods.render import to_second_person
-from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, voice_clauses
+from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, normal_text, voice_clauses
 from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -63,10 +63,6 @@ class CheckedReply:
         return "; ".join(parts) or "no change"
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _sentence_spans(text: str) -> list[tuple[int, int]] | None:
     """(start, end) of each sentence in `text`; None when the splitter's sentences cannot be found
     in it again (it changed their characters)."""
@@ -84,12 +80,12 @@ def echo_sentences(sentences: Sequence[str], message: str, min_chars: int = ECHO
                    share: float = 0.5) -> set[int]:
     """Indices of the sentences that lie (at least `share` of each) inside a stretch of `message` of
     `min_chars`+ characters that the reply repeats verbatim (case and spacing ignored)."""
-    norms = [_normal(s) for s in sentences]
+    norms = [normal_text(s) for s in sentences]
     joined, bounds, at = " ".join(norms), [], 0
     for n in norms:
         bounds.append((at, at + len(n)))
         at += len(n) + 1
-    message = _normal(message)
+    message = normal_text(message)
     if not message or not joined:
         return set()
     found = set()

@@ -262,14 +262,15 @@ def refuses(reply: str) -> bool:
     return any(p.search(reply) for p in REFUSAL_PATTERNS)
 
 
-def _normal(text: str) -> str:
+def normal_text(text: str) -> str:
+    """Lower case, runs of spaces as one: how echoes and repeats are compared."""
     return " ".join(text.lower().split())
 
 
 def echo_chars(reply: str, message: str) -> int:
     """Characters in the longest stretch of `message` that `reply` repeats verbatim (case and
     runs of spaces ignored)."""
-    a, b = _normal(message), _normal(reply)
+    a, b = normal_text(message), normal_text(reply)
     if not a or not b:
         return 0
     return SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b)).size
@@ -280,7 +281,7 @@ def repeats(reply: str, previous: str) -> bool:
     characters of it in a row."""
     if not previous.strip() or not reply.strip():
         return False
-    return _normal(reply) == _normal(previous) or echo_chars(reply, previous) >= ECHO_CHARS
+    return normal_text(reply) == normal_text(previous) or echo_chars(reply, previous) >= ECHO_CHARS
 
 
 def score_reply(case: ReplyCase, shingles: frozenset[tuple[str, ...]] = frozenset()) -> ReplyScore:
