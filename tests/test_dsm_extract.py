@@ -107,3 +107,17 @@ def test_adverbial_and_prepositional_counts_and_money(extractor):
     got = facts(extractor, "By the way, I'm buying a house and I got pre-approved for $350,000 from Wells Fargo.")
     assert (USER, relation("approve_for"), Literal(350000)) in got
     assert not any(o == entity("way") for _, _, o in got)  # "by the way" asserts nothing
+
+
+def test_a_used_to_clause_is_a_former_habit_not_the_current_value(extractor):
+    from core.methods.dsmart.vocab import relation
+
+    got = facts(extractor, "I used to live in Boston, but last month I moved to Denver.")
+    assert (USER, DSM.livesIn, entity("Denver")) in got
+    assert (USER, DSM.livesIn, entity("Boston")) not in got  # one current city, the other a former one
+    assert (USER, relation("used to live in"), entity("Boston")) in got
+    assert (USER, relation("used to drive"), entity("Fiat")) in facts(extractor, "I used to drive a red Fiat.")
+    negated = facts(extractor, "I didn't use to like coffee.")
+    assert not any(p == relation("used to like") or p == DSM.likes for _, p, _ in negated)
+    # 'used' with an object is a purpose, not a former habit
+    assert (USER, relation("cut"), entity("bread")) in facts(extractor, "I used the knife to cut bread.")

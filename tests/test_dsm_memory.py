@@ -247,3 +247,35 @@ def test_the_assistant_s_own_first_person_statements_are_kept():
     assert echoes_user("I live in Lisbon.", "Where do I live?")
     assert echoes_user("My dog is three years old.", "My dog is called Rex and he is three years old.")
     assert not echoes_user("You live in Lisbon.", "Where do I live?")  # second person: the right voice
+
+
+def test_fallback_statement_recovers_a_turn_the_rules_lost_and_keeps_it_for_the_reader(nlp):
+    from core.methods.dsmart.recall import said_by_fact
+    from core.methods.dsmart.vocab import label_of
+
+    llm = ScriptedLLM(["The user's neighbour Pavel fixes old clocks as a hobby."])
+    m = memory(nlp, llm=llm, statements="fallback", llm_conflicts="off")
+    record = m.observe_round("My neighbour Pavel repairs old clocks as a hobby.", "That sounds relaxing.")
+    assert len(llm.requests) == 1  # the rules read 'repairs' as a noun: no fact of the turn
+    assert record.statement.splitlines()[-1] == "Statement: The user's neighbour Pavel fixes old clocks as a hobby."
+    labels = [" ".join(label_of(m.graph, x) for x in t) for t in record.facts_added]
+    assert any("Pavel" in line and "clock" in line for line in labels)
+    assert any("Pavel" in line and "clock" in line for line in said_by_fact(m).values())
+
+
+def test_fallback_calls_no_llm_where_the_rules_found_a_fact_or_the_user_only_asked(nlp):
+    llm = ScriptedLLM(["The user lives in Rome."])
+    m = memory(nlp, llm=llm, statements="fallback", llm_conflicts="off")
+    m.observe_round("I live in Rome.", "Nice.")
+    m.observe_round("Why is the sky blue?", "Rayleigh scattering.")
+    assert llm.requests == []
+    text = memory(nlp, llm=llm, statements="text", llm_conflicts="off")
+    text.observe_round("My neighbour Pavel repairs old clocks as a hobby.", "Nice.")
+    assert llm.requests == [] and "Statement:" not in text.history[-1].statement
+
+
+def test_an_unusable_fallback_statement_leaves_the_round_text(nlp):
+    m = memory(nlp, llm=ScriptedLLM(["Question: what?"]), statements="fallback", llm_conflicts="off")
+    record = m.observe_round("My neighbour Pavel repairs old clocks as a hobby.", "Nice.")
+    assert "Statement:" not in record.statement
+    assert any("used the round text" in n for n in record.notes)

@@ -31,10 +31,11 @@ def test_dsm_pairs_turns_into_rounds_and_answers_with_the_memory():
     reply = method.respond(dialogue, "What is my dog called?")
     system = reply.trace.prompt[0]["content"]
     assert system.startswith("You are a helpful assistant.")  # the opening every chat method shares
-    memory = system.split("corrected later):\n")[1].splitlines()
+    memory = system.split("until it changed):\n")[1].splitlines()
     # the facts reach the prompt as their source sentences, second person, the current value first;
-    # the sentence whose value a later round pruned comes after it, marked as changed
-    assert memory[0] == "- Actually your dog is called Max."
+    # the sentence whose value a later round pruned comes after it, marked as changed; the current
+    # value's line gives what it replaced
+    assert memory[0] == "- Actually your dog is called Max. (before: your dog is Rex)"
     assert memory[1] == "- Your dog is Rex. (since changed)"
     assert " | " not in system and "dsm:" not in system and "http" not in system
     assert reply.text == "Your dog is called Max." and reply.method == "dsm"

@@ -72,8 +72,39 @@ def test_a_sentence_whose_value_changed_later_is_marked_and_ranked_below_the_new
     g = graph_of(r0, r1)
     facts = sourced_facts(g, [r0, r1], sorted(t for t in g))
     lines = SentenceRanker().rank("What is my dog called?", facts, g, 200)
-    assert [line.text for line in lines] == ["Actually your dog is called Max. (12 May 2026)",
+    assert [line.text for line in lines] == ["Actually your dog is called Max. (12 May 2026; before: your dog is Rex, 12 May 2026)",
                                              "Your dog is Rex. (12 May 2026; since changed)"]
+
+
+def test_the_latest_value_comes_with_its_history_oldest_first_and_inherits_the_old_sentences_relevance():
+    has = (USER_NODE, DSM.has, entity("user's cats"))
+    two, three, four = ((entity("user's cats"), DSM.amount, Literal(n)) for n in (2, 3, 4))
+    r0 = record(0, "I have two cats.", [has, two], date="2026-03-01")
+    r1 = record(1, "We adopted a kitten, so the cats are three.", [three], date="2026-04-02",
+                pruned=[Pruned(two, "count changed", "numeric")])
+    r2 = record(2, "Now the cats are four, since Pavel gave us one.", [four], date="2026-05-03",
+                pruned=[Pruned(three, "count changed", "numeric")])
+    g = graph_of(r0, r1, r2)
+    facts = sourced_facts(g, [r0, r1, r2], sorted(t for t in g))
+    latest = next(f for f in facts if f.triple == four)
+    assert [s.sentence for s in latest.replaced] == ["I have two cats.", "We adopted a kitten, so the cats are three."]
+    assert render(latest) == ("Now the cats are four, since Pavel gave you one. (3 May 2026; before: you have two "
+                              "cats, 1 March 2026; before: you adopted a kitten, so the cats are three, 2 April 2026)")
+    # 'How many pets do I have?' shares a word only with the first sentence; the latest holds the count
+    # now and ranks with the relevance of the sentences it replaced, above the first, since changed
+    lines = SentenceRanker().rank("How many pets do I have?", facts, g, 200)
+    assert lines[0].text.startswith("Now the cats are four")
+    assert lines[-1].text == "You have two cats. (1 March 2026; since changed)"
+
+
+def test_a_name_that_begins_an_earlier_sentence_keeps_its_capital():
+    old = (entity("Pavel"), DSM.does, entity("clocks"))
+    new = (entity("Pavel"), DSM.does, entity("watches"))
+    r0 = record(0, "Pavel repairs clocks.", [old])
+    r1 = record(1, "Pavel fixes watches now.", [new], pruned=[Pruned(old, "changed", "functional")])
+    g = graph_of(r0, r1)
+    latest = next(f for f in sourced_facts(g, [r0, r1], sorted(t for t in g)) if f.triple == new)
+    assert render(latest) == "Pavel fixes watches now. (12 May 2026; before: Pavel repairs clocks, 12 May 2026)"
 
 
 def _ranking_case():

@@ -63,6 +63,12 @@ class ClauseRules:
             return
         negative = any(c.dep_ == "neg" for c in verb.children)
         lemma = verb.lemma_.lower()
+        if self.former(verb):
+            # "I used to drive a Fiat": a past habit or state, not a current fact; its relation says so
+            # ('used to drive'), so it neither stands for the current value nor takes a current one's slot
+            negative = negative or any(c.dep_ == "neg" for c in verb.head.children)  # "didn't use to"
+            self.action(verb, subj_tok, f"used to {lemma}", negative)
+            return
         self.changes.role(verb, subj_tok, negative)  # a role held in a group, besides what the clause says
         if lemma == "be":
             self.copula(verb, subj_tok, negative)
@@ -72,6 +78,18 @@ class ClauseRules:
             self.birth(verb, subj_tok)
         else:
             self.action(verb, subj_tok, lemma, negative)
+
+    @staticmethod
+    def former(verb) -> bool:
+        """Whether the verb is governed by 'used to' ('I used to drive', "we didn't use to keep"): the
+        xcomp of a past 'use' that has no object ('I used the knife to cut' is a purpose)."""
+        head = verb.head
+        if verb.dep_ != "xcomp" or head.i == verb.i or head.lemma_.lower() != "use":
+            return False
+        if not any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
+            return False
+        past = head.tag_ == "VBD" or any(c.dep_ == "aux" and c.lemma_.lower() == "do" for c in head.children)
+        return past and not any(c.dep_ in ("dobj", "dative") for c in head.children)
 
     def objects(self, verb) -> list:
         direct = [c for c in verb.children if c.dep_ in ("dobj", "attr", "oprd") and c.i not in self.ctx.used]

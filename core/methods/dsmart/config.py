@@ -15,13 +15,15 @@ class DSMConfig:
     statements: "llm" distils each round with the Appendix E prompt (the paper); "text" passes the
     round's own sentences to the extractor (the user's turn, the first `assistant_sentences` of the
     reply); "auto" uses the LLM when it is strong, else the text (a 135M model drops facts and
-    costs 1-3 s a call). extractor: "llm" (JSON triples, strong models), "spacy" (local parses),
+    costs 1-3 s a call); "fallback" passes the round's sentences and adds the LLM's statement
+    only for a user turn that states something of which the rules kept no fact but types and bare
+    adjectives (docs/dsm-memory.md: measured with the embedded models). extractor: "llm" (JSON triples, strong models), "spacy" (local parses),
     "union" (both, merged; the spaCy part alone when the LLM's JSON fails), "auto" (the LLM for
     strong models, else spaCy). llm_conflicts: stage (b) of conflict detection; "auto" runs it with strong models only
     (a weak model answers a likelihood-scored yes/no per candidate pair when "on").
     """
 
-    statements: Literal["auto", "llm", "text"] = "auto"
+    statements: Literal["auto", "llm", "text", "fallback"] = "auto"
     extractor: Literal["auto", "llm", "spacy", "union"] = "auto"
     llm_conflicts: Literal["auto", "on", "off"] = "auto"
     # the LLM on candidate updates only (llm_updates.py): rounds where the symbolic path suspects an

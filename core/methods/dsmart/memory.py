@@ -34,7 +34,7 @@ from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.llm_updates import llm_updates, suspects
 from core.methods.dsmart.replacements import replacement_updates
 from core.methods.dsmart.slots import SlotMatcher, slot_updates
-from core.methods.dsmart.statement import StatementMaker
+from core.methods.dsmart.statement import STATEMENT_PREFIX, StatementMaker, rules_found_little, states_something
 from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
 
 FORMAT = "dsm-memory/1"
@@ -159,6 +159,7 @@ class DynamicStructuredMemory:
         with cost.stage("extract"):
             fragment = resolve_definites(old, self._extract(utterances, notes))  # 'the bill' after 'our bill'
         timings["extract"] = time.perf_counter() - t1
+        statement = self._fallback(question, answer, statement, fragment, old, notes, timings)
         t2 = time.perf_counter()
         found = (cf.functional_conflicts(old, fragment) + cf.numeric_update_conflicts(old, fragment)
                  + cf.opposite_conflicts(old, fragment))
@@ -217,6 +218,27 @@ class DynamicStructuredMemory:
         # stated rounds ago (the latest ECHO_CONTEXT_ROUNDS rounds suffice: an echo repeats recent talk).
         earlier = " ".join(r.question for r in self._records[-ECHO_CONTEXT_ROUNDS:])
         return StatementMaker(self.llm, self.strong, self.config).make(question, answer, notes, earlier_user=earlier)
+
+    def _fallback(self, question: str, answer: str, statement: str, fragment: Graph, old: Graph,
+                  notes: list[str], timings: dict[str, float]) -> str:
+        """DSMConfig.statements == "fallback": where the rules kept no fact of a user turn that states
+        something, the LLM writes the round's statement (the paper's path) and its facts join the
+        fragment; the statement is kept on the round text's last line for the reader's provenance."""
+        maker = StatementMaker(self.llm, self.strong, self.config)
+        if not (maker.use_fallback() and states_something(question)):
+            return statement
+        if not rules_found_little(self.extractor().extract([Utterance("user", question.strip())])):
+            return statement
+        t0 = time.perf_counter()
+        with cost.stage("statement"):
+            text = " ".join(maker.distil(question, answer, notes).split())
+        timings["statement_llm"] = time.perf_counter() - t0
+        if not text:
+            return statement
+        for triple in resolve_definites(old, self.extractor().extract([Utterance("narrator", text)])):
+            fragment.add(triple)
+        notes.append("the rules kept no fact of the user's turn: the LLM's statement was extracted too")
+        return f"{statement}\n{STATEMENT_PREFIX}{text}"
 
     def _extract(self, utterances: Sequence[Utterance], notes: list[str]) -> Graph:
         mode = self.config.extractor

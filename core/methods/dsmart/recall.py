@@ -23,6 +23,7 @@ import numpy as np
 from rdflib import RDF, Graph, Literal
 
 from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.statement import STATEMENT_PREFIX
 from core.methods.dsmart.vocab import label_of
 from core.text import approx_tokens, split_sentences, words
 
@@ -46,6 +47,16 @@ class SourcedFact:
     date: str = ""  # ISO date of that turn, "" when unknown
     verbatim: bool = True  # False: `sentence` was written from the labels (no source sentence held it)
     superseded: bool = False  # a later round pruned another fact of the same sentence (a value since changed)
+    replaced: tuple["Said", ...] = ()  # what this sentence's round changed: the sentences of the values it pruned
+
+
+@dataclass(frozen=True)
+class Said:
+    """An earlier sentence a change replaced, with who said it and when (for the history of a value)."""
+
+    sentence: str
+    speaker: str
+    date: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,9 +96,12 @@ def _candidates(record) -> list[tuple[str, str]]:
     if statement and not statement.startswith(("User:", "Assistant:")):  # the LLM's statement s_t
         return [(NARRATOR, s) for s in split_sentences(statement)]
     out = [(USER, s) for s in split_sentences(record.question or "")]
-    reply = next((line.removeprefix("Assistant:").strip() for line in statement.splitlines()
-                  if line.startswith("Assistant:")), "")
-    return out + [(ASSISTANT, s) for s in split_sentences(reply)]
+    lines = statement.splitlines()
+    reply = next((line.removeprefix("Assistant:").strip() for line in lines if line.startswith("Assistant:")), "")
+    out += [(ASSISTANT, s) for s in split_sentences(reply)]
+    if lines and lines[-1].startswith(STATEMENT_PREFIX):  # DSMConfig.statements == "fallback"
+        out += [(NARRATOR, s) for s in split_sentences(lines[-1].removeprefix(STATEMENT_PREFIX))]
+    return out
 
 
 def source_sentence(graph: Graph, record, triple: Triple) -> tuple[str, str] | None:
@@ -142,11 +156,51 @@ def superseded_sentences(graph: Graph, history: Sequence, index: Mapping[Triple,
     return out
 
 
+def _replacing(graph: Graph, record, old: Triple) -> tuple[str, str] | None:
+    """(speaker, sentence) of `record` that states the new value of the pruned `old`: the source of
+    the round's fact on the same subject and relation, else on the same subject, else the user's
+    first sentence that shares a word with the old fact."""
+    s, p, _ = old
+    for same in ((lambda t: t[0] == s and t[1] == p), (lambda t: t[0] == s)):
+        for triple in record.added:
+            if is_fact(triple) and triple[1] != RDF.type and same(triple):
+                found = source_sentence(graph, record, triple)
+                if found is not None:
+                    return found
+    return source_sentence(graph, record, old)
+
+
+def change_history(graph: Graph, history: Sequence, index: Mapping[Triple, object]) -> dict[tuple, tuple[Said, ...]]:
+    """(turn index, sentence) of every sentence whose round changed a value -> the earlier sentences
+    that held the old value, oldest first: 'Actually my dog is called Max.' -> ('My dog is Rex.',).
+    The conflict step prunes the old value from the graph and keeps it in the round's record; the
+    reader sees the current value with what it replaced."""
+    out: dict[tuple, list[Said]] = {}
+    for record in history:
+        for pruned in getattr(record, "pruned", ()):
+            if pruned.triple[1] == RDF.type:  # a class dropped as disjoint: the schema changed, not a value
+                continue
+            source = index.get(pruned.triple)
+            if source is None or source.turn_index >= record.turn_index:
+                continue
+            before, now = source_sentence(graph, source, pruned.triple), _replacing(graph, record, pruned.triple)
+            if before is None or now is None:
+                continue
+            said = Said(before[1], before[0], getattr(source, "date", "") or "")
+            olds = out.setdefault((record.turn_index, now[1]), [])
+            for earlier in (*out.get((source.turn_index, before[1]), ()), said):  # the old value's own history first
+                if earlier not in olds:
+                    olds.append(earlier)
+    return {key: tuple(olds) for key, olds in out.items()}
+
+
 def sourced_facts(graph: Graph, history: Sequence, triples: Iterable[Triple]) -> list[SourcedFact]:
-    """Each triple with its source sentence, speaker, turn and date. A type triple no sentence
-    holds ('user | is a | Speaker') is left out: the schema's words, not something said."""
+    """Each triple with its source sentence, speaker, turn and date, and the earlier sentences whose
+    values its round changed. A type triple no sentence holds ('user | is a | Speaker') is left out:
+    the schema's words, not something said."""
     index = source_index(history)
     changed = superseded_sentences(graph, history, index)
+    histories = change_history(graph, history, index)
     out = []
     for triple in triples:
         line = " | ".join("is a" if (k == 1 and t == RDF.type) else label_of(graph, t) for k, t in enumerate(triple))
@@ -161,7 +215,8 @@ def sourced_facts(graph: Graph, history: Sequence, triples: Iterable[Triple]) ->
                                    verbatim=False))
         else:
             out.append(SourcedFact(triple, line, found[1], found[0], record.turn_index, getattr(record, "date", "") or "",
-                                   superseded=(record.turn_index, found[1]) in changed))
+                                   superseded=(record.turn_index, found[1]) in changed,
+                                   replaced=histories.get((record.turn_index, found[1]), ())))
     return out
 
 
@@ -233,8 +288,19 @@ def render(fact: SourcedFact) -> str:
     whether a value in it changed since: "Your dog is Rex. (12 May 2026; since changed)". Never a
     frame the model could take for a reply ("You told me on ...:" was copied into replies)."""
     marks = [m for m in (when(fact.date) if fact.date else "", "since changed" if fact.superseded else "") if m]
+    marks += [_before(said) for said in fact.replaced]
     line = _words(fact)
     return f"{line} ({'; '.join(marks)})" if marks else line
+
+
+def _before(said: Said) -> str:
+    """An earlier value in the history of a changed one: 'before: your dog is Rex, 12 May 2026'."""
+    words = _words(SourcedFact((), "", said.sentence, said.speaker, None, said.date)).rstrip(".!")
+    first = words.split(" ", 1)[0]
+    if first.lower() in ("you", "your", "you're", "you've", "you'd", "you'll"):  # not a name: 'Pavel fixes clocks'
+        words = words[:1].lower() + words[1:]
+    day = when(said.date) if said.date else ""
+    return f"before: {words}, {day}" if day else f"before: {words}"
 
 
 def _words(fact: SourcedFact) -> str:
@@ -289,6 +355,14 @@ class SentenceRanker:
             return []
         keys = list(groups)
         sentence_sim = self.similarities(query, [k[2] for k in keys])
+        # a changed value's line is at least as relevant as the earlier sentences it replaced: 'How
+        # many pets do I have?' matches 'I have two cats.' better than 'Now the cats are four.'
+        replaced = [[r.sentence for r in groups[k][0].replaced] for k in keys]
+        flat_replaced = self.similarities(query, [t for ts in replaced for t in ts])
+        inherited, at = np.zeros(len(keys)), 0
+        for n, texts in enumerate(replaced):
+            inherited[n] = float(flat_replaced[at : at + len(texts)].max()) if texts else 0.0
+            at += len(texts)
         written = [[fact_sentence(graph, f.triple) for f in groups[k]] for k in keys]
         flat = self.similarities(query, [w for ws in written for w in ws])
         scored, at = [], 0
@@ -296,7 +370,8 @@ class SentenceRanker:
             fact_sim = float(flat[at : at + len(written[n])].max())
             at += len(written[n])
             prior = max((priors or {}).get(f.triple, 0.0) for f in groups[key])
-            score = self.SENTENCE_WEIGHT * float(sentence_sim[n]) + (1 - self.SENTENCE_WEIGHT) * fact_sim + prior_weight * prior
+            score = max(self.SENTENCE_WEIGHT * float(sentence_sim[n]) + (1 - self.SENTENCE_WEIGHT) * fact_sim,
+                        float(inherited[n])) + prior_weight * prior
             first = groups[key][0]
             if first.superseded:
                 score -= self.SUPERSEDED_PENALTY
@@ -321,5 +396,5 @@ def memory_text(lines: Sequence[Recalled]) -> str:
     return "\n".join(f"- {line.text}" for line in lines)
 
 
-__all__ = ["Recalled", "SentenceRanker", "SourcedFact", "fact_sentence", "said_by_fact", "memory_text", "render",
+__all__ = ["Recalled", "Said", "SentenceRanker", "SourcedFact", "change_history", "fact_sentence", "said_by_fact", "memory_text", "render",
            "second_person", "source_index", "source_sentence", "sourced_facts", "when"]

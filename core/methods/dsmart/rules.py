@@ -140,6 +140,8 @@ RULES: tuple[Rule, ...] = (
          "I switched to a part-time position at Deloitte.", "test_a_replacement_of_an_untyped_name_and_a_job_switched_to"),
     Rule("fund", "ClauseRules.fund", "money saved for a purpose is the value of the purpose's fund ('our honeymoon fund'), one slot whichever way it is said",
          "I've saved $500 for my vacation. ... My vacation fund is at $900 now.", "test_money_saved_for_a_purpose_is_the_value_of_its_fund"),
+    Rule("former habit", "ClauseRules.former", "a clause under 'used to' (a past 'use' with no object; 'didn't use to' negated) is a former habit or state: its relation is 'used to <verb>', never the current value's",
+         "I used to live in Boston, but last month I moved to Denver.", "test_a_used_to_clause_is_a_former_habit_not_the_current_value"),
     Rule("closed vocabulary", "ClauseRules.fixed", "verb + preposition paraphrases map to one property (live in / moved to / relocated to -> livesIn)",
          "We relocated to Portland in August.", "test_the_vocabulary_maps_paraphrases_onto_one_property"),
     Rule("copula", "ClauseRules.copula_attr", "'my X is Y': a name, a value or a type of X; 'my name / age is ...' is about the owner",

@@ -1,15 +1,24 @@
 """Structured statement generation s_t ~ p_theta(s_t | h_t) (Appendix E prompt), or the round's
-own sentences when the LLM is too weak to distil them (DSMConfig.statements)."""
+own sentences when the LLM is too weak to distil them (DSMConfig.statements), or both: the round's
+sentences, and the LLM's statement only where the rules found nothing in the user's turn
+("fallback", issue 40: a misparse such as 'Pavel repairs' read as a noun loses the whole fact)."""
 
 from __future__ import annotations
+
+from rdflib import RDF, Graph
 
 from core.llm.base import LLM, LLMError, Message
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Utterance
+from core.methods.dsmart.fragment import is_fact
+from core.methods.dsmart.vocab import DSM, TOP_CLASSES, USER
+
+SCHEMA_TYPES = frozenset((*TOP_CLASSES, DSM.Agent, DSM.Speaker))
 from core.text import split_sentences, words
 
 MAX_STATEMENT_CHARS = 600
+STATEMENT_PREFIX = "Statement: "  # the LLM's statement's line in a "fallback" round's text
 FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself"})
 # Words that carry no content of their own: sharing them is no sign that a sentence repeats another.
 FUNCTION_WORDS = frozenset(
@@ -33,6 +42,24 @@ def echoes_user(sentence: str, user_text: str) -> bool:
     return bool(content_words(sentence) & content_words(user_text))
 
 
+def rules_found_little(fragment: Graph) -> bool:
+    """Whether a turn's fragment holds no fact but bare adjectives ('user | quality | proud') and the
+    types of what it mentions: what the rules kept of the turn says nothing a question could ask
+    for. The user's own type ('I'm a teacher': user | type | teacher) is a fact."""
+    for s, p, o in fragment:
+        if not is_fact((s, p, o)) or p == DSM.quality:
+            continue
+        if p != RDF.type or (s == USER and o not in SCHEMA_TYPES):
+            return False
+    return True
+
+
+def states_something(text: str) -> bool:
+    """Whether a user turn has a sentence that is not a question: a turn of questions only asks,
+    and the statement the LLM would write of it is the reply's content, not the user's."""
+    return any(not s.rstrip().endswith("?") for s in split_sentences(text) if words(s))
+
+
 class StatementMaker:
     def __init__(self, llm: LLM | None, strong: bool, config: DSMConfig) -> None:
         self.llm = llm
@@ -42,6 +69,9 @@ class StatementMaker:
     def use_llm(self) -> bool:
         mode = self.config.statements
         return self.llm is not None and (mode == "llm" or (mode == "auto" and self.strong))
+
+    def use_fallback(self) -> bool:
+        return self.llm is not None and self.config.statements == "fallback"
 
     def make(self, question: str, answer: str, notes: list[str], earlier_user: str = "") -> tuple[str, list[Utterance]]:
         """(statement shown in the history, utterances handed to the extractor). `earlier_user`: the
