@@ -28,7 +28,7 @@ The check itself (every helper below) is core/benchmarks/dsm_check.py, frozen; i
   false-prune rate of the conflict stage.
 
 Timings: `maintenance` per round (statement + extraction + conflict detection + merge + check) and
-each stage. Options: --statements text|llm|auto, --extractor auto|llm|spacy|union,
+each stage. Options: --statements text|llm|auto|fallback, --extractor auto|llm|spacy|union,
 --llm-conflicts auto|on|off, --llm-updates on|off, --no-reasoner.
 """
 
@@ -45,8 +45,9 @@ DEFAULT_METHODS = "dsm"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--statements", choices=["auto", "llm", "text"], default="text",
-                        help="statement generation: the round's text (default, no LLM), the LLM prompt, or auto")
+    parser.add_argument("--statements", choices=["auto", "llm", "text", "fallback"], default="text",
+                        help="statement generation: the round's text (default, no LLM), the LLM prompt, auto, or "
+                             "fallback (the text, and the LLM's statement where the rules kept no fact of the user's turn)")
     parser.add_argument("--extractor", choices=["auto", "llm", "spacy", "union"], default="auto",
                         help="fragment extraction: spaCy rules (auto with a weak LLM), the LLM's JSON triples, or both")
     parser.add_argument("--llm-conflicts", choices=["auto", "on", "off"], default="off",
