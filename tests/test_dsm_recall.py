@@ -46,6 +46,15 @@ def test_a_fact_whose_object_was_dropped_still_brings_its_sentence_in_the_second
     assert not LEAKS.search(line)
 
 
+def test_a_fact_no_sentence_of_its_round_holds_does_not_reach_the_reader():
+    odd = (entity("be"), DSM.frequency, Literal("every day"))  # a parse artifact of 'I water it every day'
+    r0 = record(0, "I water it daily.", [odd])
+    g = graph_of(r0)
+    fact = sourced_facts(g, [r0], [odd])[0]
+    assert not fact.verbatim and fact.speaker == "user"
+    assert SentenceRanker().rank("How often do I water it?", [fact], g, 200) == []
+
+
 def test_facts_without_a_source_sentence_are_written_without_relation_names_or_uris():
     lives = (USER_NODE, DSM.livesIn, entity("Lisbon"))
     memory = DynamicStructuredMemory()
@@ -55,6 +64,8 @@ def test_facts_without_a_source_sentence_are_written_without_relation_names_or_u
     assert fact.fact == "user | livesIn | lisbon"  # the page's triple line; never shown to the model
     assert render(fact) == "You live in lisbon."
     assert said_by_fact(memory) == {lives: "You live in lisbon."}  # the Memory graph page's "said" column
+    assert [line.text for line in SentenceRanker().rank("Where do I live?", [fact], memory.graph, 200)] == \
+        ["You live in lisbon."]  # an imported fact has no words but its labels: they reach the reader
 
 
 def test_second_person_turns_the_users_words_around():

@@ -158,8 +158,8 @@ def superseded_sentences(graph: Graph, history: Sequence, index: Mapping[Triple,
 
 def _replacing(graph: Graph, record, old: Triple) -> tuple[str, str] | None:
     """(speaker, sentence) of `record` that states the new value of the pruned `old`: the source of
-    the round's fact on the same subject and relation, else on the same subject, else the user's
-    first sentence that shares a word with the old fact."""
+    the round's fact on the same subject and relation, else on the same subject, else the round's
+    sentence sharing most words with the old fact (`source_sentence`)."""
     s, p, _ = old
     for same in ((lambda t: t[0] == s and t[1] == p), (lambda t: t[0] == s)):
         for triple in record.added:
@@ -347,9 +347,12 @@ class SentenceRanker:
     def rank(self, query: str, facts: Sequence[SourcedFact], graph: Graph, budget_tokens: int,
              priors: Mapping[Triple, float] | None = None, prior_weight: float = 0.0) -> list[Recalled]:
         """One line per source sentence, most relevant first, as many as fit `budget_tokens` (the
-        best one always)."""
+        best one always). A fact of a recorded round that no sentence of the round holds is left out
+        (its words are the parser's, not the speaker's); an imported fact is written from its labels."""
         groups: dict[tuple, list[SourcedFact]] = {}
         for fact in facts:
+            if not fact.verbatim and fact.speaker != IMPORTED:
+                continue  # no sentence of its own round holds it ('be | frequency | every day'): a parse artifact
             groups.setdefault((fact.turn_index, fact.speaker, fact.sentence), []).append(fact)
         if not groups:
             return []
