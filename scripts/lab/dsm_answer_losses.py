@@ -146,7 +146,7 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
             "prompt": has(prompt_text(reply, record["user"]), expected),
             "reply": bool(record["correct"]),
             "evidence_items": len(reply.evidence), "prompt_chars": len(prompt_text(reply, record["user"])),
-            "answer": reply.text,
+            "answer": reply.text, "memory": [e.text for e in reply.evidence],
         }
         row["graph"] = row["graph_triple"] or row["graph_source"]
         row["lost_at"] = stage_of(row)
