@@ -17,9 +17,10 @@ class DSMConfig:
     reply); "auto" uses the LLM when it is strong, else the text (a 135M model drops facts and
     costs 1-3 s a call); "fallback" passes the round's sentences and adds the LLM's statement
     only for a user turn that states something of which the rules kept no fact but types and bare
-    adjectives (docs/dsm-memory.md: measured with the embedded models). extractor: "llm" (JSON triples, strong models), "spacy" (local parses),
-    "union" (both, merged; the spaCy part alone when the LLM's JSON fails), "auto" (the LLM for
-    strong models, else spaCy). llm_conflicts: stage (b) of conflict detection; "auto" runs it with strong models only
+    adjectives (docs/dsm-memory.md: with the embedded models it adds no right fact, so it is not
+    the default). extractor: "llm" (JSON triples, strong models), "spacy" (local parses), "union"
+    (both, merged; the spaCy part alone when the LLM's JSON fails), "auto" (the LLM for strong
+    models, else spaCy). llm_conflicts: stage (b) of conflict detection; "auto" runs it with strong models only
     (a weak model answers a likelihood-scored yes/no per candidate pair when "on").
     """
 

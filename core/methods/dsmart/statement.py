@@ -13,11 +13,10 @@ from core.methods.dsmart.config import DSMConfig
 from core.methods.dsmart.extract import Utterance
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.vocab import DSM, TOP_CLASSES, USER
-
-SCHEMA_TYPES = frozenset((*TOP_CLASSES, DSM.Agent, DSM.Speaker))
 from core.text import split_sentences, words
 
 MAX_STATEMENT_CHARS = 600
+SCHEMA_TYPES = frozenset((*TOP_CLASSES, DSM.Agent, DSM.Speaker))  # types every mention gets, not facts
 STATEMENT_PREFIX = "Statement: "  # the LLM's statement's line in a "fallback" round's text
 FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself"})
 # Words that carry no content of their own: sharing them is no sign that a sentence repeats another.
