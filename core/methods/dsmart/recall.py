@@ -138,21 +138,28 @@ def fact_sentence(graph: Graph, triple: Triple) -> str:
     return f"{subject[:1].upper()}{subject[1:]} {relation} {obj}."
 
 
+def _value_changes(history: Sequence, index: Mapping[Triple, object]):
+    """(pruning round, old triple, the earlier round that asserted it) for every value a later round
+    changed, in the order of the rounds. A class dropped as disjoint is no changed value (the
+    schema changed), and a triple asserted again later is its latest round's."""
+    for record in history:
+        for pruned in getattr(record, "pruned", ()):
+            if pruned.triple[1] == RDF.type:
+                continue
+            source = index.get(pruned.triple)
+            if source is not None and source.turn_index < record.turn_index:
+                yield record, pruned.triple, source
+
+
 def superseded_sentences(graph: Graph, history: Sequence, index: Mapping[Triple, object]) -> set[tuple]:
     """(turn index, sentence) of every source sentence one of whose facts a later round pruned:
     'My dog is Rex.' after 'Actually my dog is called Max.' still holds 'user | has | dog', but its
     name has changed since."""
     out = set()
-    for record in history:
-        for pruned in getattr(record, "pruned", ()):
-            if pruned.triple[1] == RDF.type:  # a class dropped as disjoint: the schema changed, not a value
-                continue
-            source = index.get(pruned.triple)
-            if source is None or source.turn_index >= record.turn_index:
-                continue
-            found = source_sentence(graph, source, pruned.triple)
-            if found is not None:
-                out.add((source.turn_index, found[1]))
+    for _, old, source in _value_changes(history, index):
+        found = source_sentence(graph, source, old)
+        if found is not None:
+            out.add((source.turn_index, found[1]))
     return out
 
 
@@ -176,21 +183,15 @@ def change_history(graph: Graph, history: Sequence, index: Mapping[Triple, objec
     The conflict step prunes the old value from the graph and keeps it in the round's record; the
     reader sees the current value with what it replaced."""
     out: dict[tuple, list[Said]] = {}
-    for record in history:
-        for pruned in getattr(record, "pruned", ()):
-            if pruned.triple[1] == RDF.type:  # a class dropped as disjoint: the schema changed, not a value
-                continue
-            source = index.get(pruned.triple)
-            if source is None or source.turn_index >= record.turn_index:
-                continue
-            before, now = source_sentence(graph, source, pruned.triple), _replacing(graph, record, pruned.triple)
-            if before is None or now is None:
-                continue
-            said = Said(before[1], before[0], getattr(source, "date", "") or "")
-            olds = out.setdefault((record.turn_index, now[1]), [])
-            for earlier in (*out.get((source.turn_index, before[1]), ()), said):  # the old value's own history first
-                if earlier not in olds:
-                    olds.append(earlier)
+    for record, old, source in _value_changes(history, index):
+        before, now = source_sentence(graph, source, old), _replacing(graph, record, old)
+        if before is None or now is None:
+            continue
+        said = Said(before[1], before[0], getattr(source, "date", "") or "")
+        olds = out.setdefault((record.turn_index, now[1]), [])
+        for earlier in (*out.get((source.turn_index, before[1]), ()), said):  # the old value's own history first
+            if earlier not in olds:
+                olds.append(earlier)
     return {key: tuple(olds) for key, olds in out.items()}
 
 
