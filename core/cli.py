@@ -52,14 +52,21 @@ def llm_settings_from_args(args: argparse.Namespace) -> LLMSettings:
     )
 
 
-def make_toolkit(settings: LLMSettings, with_embedder: bool = True, embedder: str = ""):
-    """`embedder`: minilm, mpnet, a folder or HF id ("" = the default, core.embedders)."""
+def make_toolkit(settings: LLMSettings, with_embedder: bool = True, embedder: str = "", recall_embedder: str | None = None):
+    """`embedder`: minilm, mpnet, a folder or HF id ("" = the default, core.embedders).
+    `recall_embedder`: the DSM's recall ranker, loaded on first use (None = core.embedders.RECALL_EMBEDDER,
+    "" = `embedder`)."""
+    from core.embedders import RECALL_EMBEDDER
     from core.llm import make_llm
     from core.methods import Toolkit
-    from core.resources import load_embedder, load_shared_llm
+    from core.resources import LazyEmbedder, load_embedder, load_shared_llm
 
     llm = make_llm(settings) if settings.backend == "openai" else load_shared_llm(settings)
-    return Toolkit(llm=llm, embedder=load_embedder(embedder) if with_embedder else None, strong=settings.is_strong)
+    if not with_embedder:
+        return Toolkit(llm=llm, strong=settings.is_strong)
+    recall = RECALL_EMBEDDER if recall_embedder is None else recall_embedder
+    return Toolkit(llm=llm, embedder=load_embedder(embedder), strong=settings.is_strong,
+                   recall_embedder=LazyEmbedder(recall) if recall else None)
 
 
 # -- bench ---------------------------------------------------------------------------------------
@@ -79,6 +86,8 @@ def _add_bench(sub) -> None:
         b.add_argument("--quiet", action="store_true", help="no progress bar")
         b.add_argument("--embedder", default="", help="sentence embedder: minilm, mpnet, a folder or a Hugging Face id "
                        "(default: core.embedders.DEFAULT_EMBEDDER); 'hashing' = hashed word n-grams, a lexical stand-in for tests")
+        b.add_argument("--recall-embedder", default=None, help="the DSM's recall ranker (dsm, dsmart): which sentences "
+                       "an answer prompt shows (default: core.embedders.RECALL_EMBEDDER; '' = --embedder)")
         _add_llm_options(b)
         _add_cluster_options(b)
         if hasattr(module, "add_arguments"):
@@ -126,7 +135,7 @@ def bench_context(args, out: Path | None = None, shard=None, **hooks):
         limit=args.limit,
         seed=args.seed,
         options={k: v for k, v in vars(args).items() if k not in _RUN_FLAGS},
-        make_tools=lambda: make_toolkit(settings, embedder=args.embedder),
+        make_tools=lambda: make_toolkit(settings, embedder=args.embedder, recall_embedder=getattr(args, "recall_embedder", None)),
         progress=not args.quiet,
         command=shlex.join(["python", "-m", "core", *portable_settings(list(getattr(args, "argv", [])))]),
         shard=shard,

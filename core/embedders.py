@@ -27,6 +27,10 @@ from core.hashing import file_sha256
 
 # The default, chosen by measurement on the LoCoMo dev split (docs/embedders.md).
 DEFAULT_EMBEDDER = "minilm"
+# The DSM's recall ranker (which of the dialogue's sentences an answer prompt shows, dsm and dsmart):
+# mpnet puts the line that answers at the top where MiniLM ranks small talk above it ("What's my
+# job again?" against "You drive trams ..."), on the long-memory dev dialogues (docs/dsm-memory.md).
+RECALL_EMBEDDER = "mpnet"
 NAMED_EMBEDDERS = ("minilm", "mpnet")
 LABELS = {"minilm": "all-MiniLM-L6-v2 (384-d, fast)", "mpnet": "all-mpnet-base-v2 (768-d, stronger, ~5x slower)"}
 

@@ -78,6 +78,32 @@ class Embedder(ABC):
         to warm (hashing and scripted embedders)."""
 
 
+class LazyEmbedder(Embedder):
+    """A named embedder (`load_embedder(choice)`) loaded on its first use, so a toolkit can offer a
+    model that only some methods use (the DSM's recall ranker) without every run paying its load."""
+
+    def __init__(self, choice: str) -> None:
+        self.choice = choice
+        self.name = choice
+        self._model: Embedder | None = None
+
+    @property
+    def model(self) -> Embedder:
+        if self._model is None:
+            self._model = load_embedder(self.choice)  # load_once: concurrent first uses load it once
+        return self._model
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.model.dim
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self.model.encode(texts, batch_size)
+
+    def warm(self) -> None:
+        self.model.warm()
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -154,3 +154,13 @@ def test_mpnet_and_minilm_rank_a_small_case_differently():
         e = load_embedder(name)
         best[name] = int(np.argmax(e.encode(docs) @ e.encode([query])[0]))
     assert best == {"minilm": 1, "mpnet": 0}
+
+
+def test_a_lazy_embedder_loads_its_model_on_first_use_only():
+    from core.resources import LazyEmbedder, load_embedder
+
+    lazy = LazyEmbedder("hashing")
+    assert lazy._model is None  # building a toolkit with it loads nothing
+    texts = ["My dog is Rex.", "I cycle to work."]
+    assert np.allclose(lazy.encode(texts), load_embedder("hashing").encode(texts))
+    assert lazy.model is load_embedder("hashing") and lazy.dim == load_embedder("hashing").dim

@@ -48,6 +48,15 @@ def embedder(name_or_path: str = ""):
     return resources.load_embedder(name_or_path)
 
 
+@st.cache_resource
+def recall_embedder():
+    """The DSM's recall ranker (core.embedders.RECALL_EMBEDDER), loaded when a dsm or dsmart reply
+    first ranks its memory: other methods never pay its load."""
+    from core.embedders import RECALL_EMBEDDER
+
+    return resources.LazyEmbedder(RECALL_EMBEDDER)
+
+
 @st.cache_resource(show_spinner="Loading the NLI model…")
 def nli_scorer(name_or_path: str = ""):
     """The shared NLI scorer: `name_or_path`, else WORKBENCH_NLI_MODEL, else the project's trained

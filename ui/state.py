@@ -75,4 +75,5 @@ def set_embedder_choice(choice: str) -> None:
 
 def toolkit() -> Toolkit:
     settings = llm_settings()
-    return Toolkit(llm=current_llm(), embedder=resources.embedder(embedder_choice()), strong=settings.is_strong)
+    return Toolkit(llm=current_llm(), embedder=resources.embedder(embedder_choice()), strong=settings.is_strong,
+                   recall_embedder=resources.recall_embedder())

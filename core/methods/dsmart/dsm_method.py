@@ -80,7 +80,7 @@ class DsmBacked(Method):
 
     def __init__(self, tools, config=None) -> None:
         super().__init__(tools, config)
-        self.ranker = SentenceRanker(tools.embedder)
+        self.ranker = SentenceRanker(tools.recall_model)
         self.init_memory()
 
     def init_memory(self) -> None:
