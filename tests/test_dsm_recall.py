@@ -5,7 +5,9 @@ object; ranked by relevance to the question within a token budget."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+import pytest
 from rdflib import Graph, Literal
 
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
@@ -172,3 +174,73 @@ def test_dsmart_answer_prompt_shows_sentences_not_triples():
     assert not LEAKS.search(known)
     assert all(e.kind == "sentence" for e in reply.evidence) and "nurse" in reply.evidence[0].text
     assert [r.date for r in method.memory.history] == ["2026-05-12", "2026-05-12"]
+
+
+def test_the_ranker_reads_with_the_toolkits_recall_embedder():
+    """The DSM ranks its lines with `Toolkit.recall_embedder`; without one, with `embedder`."""
+    from core.resources import HashingEmbedder
+
+    search, recall = HashingEmbedder(64), HashingEmbedder(128)
+    with_recall = create_method("dsm", Toolkit(llm=ScriptedLLM(["OK."]), embedder=search, recall_embedder=recall))
+    assert with_recall.ranker.embedder is recall
+    assert create_method("dsm", Toolkit(llm=ScriptedLLM(["OK."]), embedder=search)).ranker.embedder is search
+
+
+CHANGED_HABIT = [
+    "Hi, I'm Tomás. I work as a pharmacist in Coimbra and I have a cat called Pixel.",
+    "I used to drive a red Fiat, but last month I sold it and now I cycle everywhere on a green bicycle.",
+    "On a completely different note, I want to learn the guitar this winter. I can find about twenty minutes "
+    "on weekdays and maybe an hour on weekends.",
+    "I've read that short daily sessions beat long weekly ones, but I'm not sure what to do in those twenty "
+    "minutes: scales, chord changes, or just playing songs I like.",
+    "A simple plan for the first month would help me stay motivated and not give up after two weeks like last time.",
+]
+
+
+@pytest.mark.slow
+def test_the_default_recall_embedder_finds_the_answer_that_shares_no_word_with_the_question():
+    """A dev dialogue's miss (docs/dsm-memory.md): 'How do I get around these days?' shares no word
+    with 'now I cycle everywhere'. MiniLM ranks the guitar small talk above it; the recall
+    embedder (mpnet) puts it first."""
+    from core.embedders import RECALL_EMBEDDER
+    from core.resources import load_embedder
+
+    def top_line(recall_embedder) -> str:
+        tools = Toolkit(llm=ScriptedLLM(lambda messages: "OK."), embedder=load_embedder("minilm"),
+                        recall_embedder=recall_embedder)
+        method, dialogue = create_method("dsm", tools), Dialogue()
+        for text in CHANGED_HABIT:
+            method.observe(dialogue.add(Turn(USER, text)))
+            method.observe(dialogue.add(Turn(ASSISTANT, "")))
+        method.wait()
+        return method.retrieve(dialogue, "How do I get around these days?", 3)[0].text
+
+    assert "cycle everywhere" in top_line(load_embedder(RECALL_EMBEDDER))
+    assert "cycle everywhere" not in top_line(None)  # MiniLM alone: the reason for the recall embedder
+
+
+@pytest.mark.parametrize("name", ["dsm", "dsmart"])
+def test_a_sentence_the_recent_turns_show_is_not_repeated_among_the_memory_lines(name):
+    llm = ScriptedLLM(["Noted."] * 80)
+    method, dialogue = create_method(name, Toolkit(llm=llm)), Dialogue()
+    chat(method, dialogue, [("My sister Ana works as a nurse in Lisbon.", "How nice."),
+                            ("My dog is Rex.", "Good name."),
+                            ("I keep a small vegetable patch behind the house.", "Lovely.")])
+    prompt = "\n".join(m["content"] for m in method.respond(dialogue, "What do I grow and what does Ana do?").trace.prompt)
+    assert prompt.count("vegetable patch") == 1  # the last round: in the recent turns, not again as a memory line
+    assert "Your sister Ana works as a nurse in Lisbon." in prompt  # an older round: a memory line
+    # a line that carries a value's history stays although its sentence is in the recent turns
+    chat(method, dialogue, [("Actually my dog is called Max.", "Noted.")])
+    prompt = "\n".join(m["content"] for m in method.respond(dialogue, "What is my dog called?").trace.prompt)
+    assert "before: your dog is Rex" in prompt
+
+
+def test_shown_already_needs_the_whole_sentence_word_for_word():
+    from core.methods.dsmart.recall import SourcedFact, shown_already
+
+    fact = SourcedFact(triple=None, fact="user | keeps | patch", sentence="I keep a small  vegetable patch.",
+                       speaker="user", turn_index=2)
+    assert shown_already(fact, ["Hi! I keep a small vegetable\npatch. It is sunny."])  # spacing aside
+    assert not shown_already(fact, ["I keep a small garden."])
+    assert not shown_already(fact, [])
+    assert not shown_already(replace(fact, verbatim=False), ["I keep a small vegetable patch."])  # written from labels

@@ -221,6 +221,16 @@ def sourced_facts(graph: Graph, history: Sequence, triples: Iterable[Triple]) ->
     return out
 
 
+def shown_already(fact: SourcedFact, shown: Sequence[str]) -> bool:
+    """The prompt already holds the fact's sentence word for word (`shown`: the recent turns it
+    shows as they were said), and its line would add nothing: not a value's history, not a
+    statement. Such a line is left out, so the prompt says each thing once."""
+    if not shown or not fact.verbatim or fact.replaced or fact.turn_index is None or fact.speaker == NARRATOR:
+        return False
+    sentence = " ".join(fact.sentence.split())
+    return bool(sentence) and any(sentence in " ".join(text.split()) for text in shown)
+
+
 def said_by_fact(memory, graph: Graph | None = None) -> dict[Triple, str]:
     """Every fact of `graph` (default: the memory's graph now) -> the sentence it came from, as the
     answer prompt renders it ("You told me on 3 May 2025: ..."); the Memory graph page's column."""

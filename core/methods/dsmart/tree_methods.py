@@ -146,18 +146,21 @@ class DsmartMethod(TreeResponder, DsmBacked):
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
             note["memory_maintenance_cost"] = totals(history[-1].cost)
+        shown = [m.content for m in history_messages(recent_turns(dialogue, self.config.recent_turns),
+                                                     self.config.generation.max_history_chars)]
         return self.tree_reply(dialogue, query, self.memory.graph, note,
-                               lambda result, view: self._recall_reached(query, result, view))
+                               lambda result, view: self._recall_reached(query, result, view, shown))
 
-    def _recall_reached(self, query: str, result: SearchResult, view: MemoryView) -> list[Recalled]:
+    def _recall_reached(self, query: str, result: SearchResult, view: MemoryView, shown=()) -> list[Recalled]:
         """The facts of every state the search explored (or the whole graph, `recall.pool`), each
-        valued by the best state that reached it, as ranked source sentences."""
+        valued by the best state that reached it, as ranked source sentences (not those the recent
+        turns `shown` already hold)."""
         priors: dict = {}
         for state in result.states:
             for triple in state.facts:
                 priors[triple] = max(priors.get(triple, 0.0), float(state.value))
         pool = view.facts if self.config.recall.pool == "graph" else list(priors)
-        return self.recall(query, view.graph, pool, priors, self.config.recall.tree_weight)
+        return self.recall(query, view.graph, pool, priors, self.config.recall.tree_weight, shown)
 
 
 class RtMethod(TreeResponder, Method):
