@@ -338,3 +338,17 @@ def test_prompted_policy_rejects_a_think_after_a_think():
         assert all(not (a == b == THINK) for a, b in zip(kinds, kinds[1:]))
     assert [s.last.action.kind for s in result.states if s.depth == 2] == [ANSWER]  # the scored fall-back
     assert result.states[1].last.text == "keep thinking"  # the policy wrote the thought itself
+
+
+def test_the_answer_prompts_instructions_are_a_prefix_that_does_not_change(hashing_embedder):
+    """Appendix E's instructions sit in the system message, which is the same for every question,
+    so the server's KV cache keeps it; the question, facts and reasoning come in the last message."""
+    llm = scripted({"EXPAND_ENTITY [Rex]": 0.0, "ANSWER": -0.5}, {"EXPAND": 0.7, "ANSWER": 0.9})
+    method = create_method("dsmart", Toolkit(llm=llm, embedder=hashing_embedder))
+    method.memory._graph = pets_graph()
+    first, second = (method.respond(Dialogue(), q).trace.prompt for q in ("How old is Rex?", "Who is Rex?"))
+    assert first[0] == second[0] and first[0]["role"] == "system"
+    assert "Avoid technical terms or RDF-specific labels" in first[0]["content"]
+    last = first[-1]["content"]
+    assert "Question: How old is Rex?" in last and "Reasoning Process:" in last and last.rstrip().endswith("Answer:")
+    assert "Avoid technical terms" not in last

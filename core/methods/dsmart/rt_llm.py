@@ -137,7 +137,10 @@ class TreeModel:
         known facts are `memory` (the reached facts' source sentences, recall.py) when given."""
         facts = memory if memory is not None else self.facts_text(state)
         prompt = render_prompt("rt_response", query=query, triples=facts or "(none yet)", trajectory=self.trajectory_text(state))
-        return [Message("system", chat_system(self.generation.reply_sentences))] + self.context + [Message("user", prompt)]
+        # Appendix E's instructions do not change from turn to turn: in the system message they are
+        # a prefix the server's KV cache keeps, not ~75 tokens read again before every reply
+        system = chat_system(self.generation.reply_sentences) + "\n\n" + render_prompt("rt_response_instructions").strip()
+        return [Message("system", system)] + self.context + [Message("user", prompt)]
 
     @property
     def may_think(self) -> bool:
