@@ -139,6 +139,10 @@ def mcts_kb_step(kb_path: str = "", embedder: str = "") -> Callable[[], object]:
 def default_steps(embedder: str = "", nli_model: str = "") -> list[tuple[str, Callable[[], object]]]:
     """The shared models a first query or reply needs, most urgent first: the sentence embedder
     (retrieval), the sentence splitter (SGMem), spaCy (D-SMART memory), the NLI model (each
-    reply's consistency). The LLM is not among them: it is chosen per user."""
+    reply's consistency), the D-SMART recall ranker's embedder. The LLM is not among them: it is
+    chosen per user."""
+    from core.embedders import RECALL_EMBEDDER
+
     return [("sentence embedder", embedder_step(embedder)), ("sentence splitter", splitter_step()),
-            ("spaCy", spacy_step()), ("NLI model", nli_step(nli_model))]
+            ("spaCy", spacy_step()), ("NLI model", nli_step(nli_model)),
+            ("recall embedder", embedder_step(RECALL_EMBEDDER))]

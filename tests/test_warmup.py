@@ -148,3 +148,12 @@ def test_retrieval_page_builds_indexes_while_the_query_is_typed(warm_app, monkey
     assert not any("index ready after" in c.value for c in at.caption)  # nothing waited for an index
     assert {"rag-t", "bm25-t", "sgmem-t", "sgmem-t+h"} <= {s.value for s in at.subheader}
     assert "sgmem-t+h (not in the paper)" in at.multiselect[0].value or "sgmem-t+h" in at.multiselect[0].value
+
+
+def test_the_app_warms_the_dsm_recall_embedder_too():
+    """A first dsm or dsmart reply ranks its memory with the recall embedder; the warm-up loads it,
+    last, so the first reply does not."""
+    from core.warmup import default_steps
+
+    names = [name for name, _ in default_steps()]
+    assert names[-1] == "recall embedder" and "sentence embedder" in names
