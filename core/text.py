@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
-from functools import lru_cache
 
 _WORD = re.compile(r"\w+(?:'\w+)?")
+_LOCAL = threading.local()
 
 
-@lru_cache(maxsize=1)
 def _segmenter():
-    import pysbd
+    """This thread's pysbd segmenter. One per thread: `Segmenter.segment` keeps the text it works on
+    in `self.original_text` and cuts the sentences out of it, so two threads sharing one (the app's
+    sessions, the DSM's maintenance thread beside a reply) got each other's text or nothing."""
+    segmenter = getattr(_LOCAL, "segmenter", None)
+    if segmenter is None:
+        import pysbd
 
-    return pysbd.Segmenter(language="en", clean=False)
+        segmenter = _LOCAL.segmenter = pysbd.Segmenter(language="en", clean=False)
+    return segmenter
 
 
 def split_sentences(text: str) -> list[str]:

@@ -31,3 +31,15 @@ def test_speaker_tags_are_not_words_to_search_with():
     assert without_speaker("I said: no way.") == "I said: no way."  # not a tag: lower-case words before the colon
     assert without_speaker("Meet at 10:30 today") == "Meet at 10:30 today"
     assert without_speaker("Why?") == "Why?"
+
+
+def test_split_sentences_from_many_threads_as_from_one():
+    """pysbd's Segmenter keeps the text it splits on itself; shared by threads it cut one thread's
+    sentences out of another's text (the NLI scorer's threads test failed under load)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"Line {i} is here. " * (1 + i % 5) + f"And a last one about item {i}!" for i in range(64)]
+    alone = [split_sentences(t) for t in texts]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(split_sentences, texts * 4))
+    assert together == alone * 4
