@@ -11,7 +11,8 @@ expected answers, checks whether one of them is
   (c) in the answer prompt (every message, the question's own words left out);
   (d) in the reply (the `chat` scorer: case-insensitive substring).
 
-With `--replay RECORDS` the assistant turns come from an earlier run's chat records (any method)
+With `--replay RECORDS` the assistant turns come from an earlier run's chat records (any method; a
+`bench replies` items.jsonl with `--replay-method M`)
 and only the turns with expected answers are answered by the method: every variant reads the same
 transcript, and a run costs 18 answers instead of 84 replies (the 2 shared cores of 2026-11-27 did
 not allow a full `chat` run per variant). `--max-tokens` caps every reply as `chat --max-tokens`
@@ -25,6 +26,7 @@ the graph held it; else "graph".
       --script benchmarks/memory_long_dev_dsmart.jsonl --out results/dsm-losses-after.json \\
       --records results/chat/dsm-losses-after
   .venv/bin/python scripts/lab/dsm_answer_losses.py --table results/dsm-losses-*.json   # the docs' table
+  .venv/bin/python scripts/lab/dsm_answer_losses.py --ranks results/dsm-losses-rank-*.json   # the answer line's rank
 """
 
 from __future__ import annotations
@@ -175,6 +177,25 @@ def table(paths: list[str]) -> str:
     return "\n".join(lines)
 
 
+def answer_rank(row: dict) -> int | None:
+    """Where the first memory line holding an expected answer stands among the prompt's lines (1 =
+    first; None: no line holds one)."""
+    return next((n for n, line in enumerate(row.get("memory", []), 1) if has(line, row["expected"])), None)
+
+
+def ranks(paths: list[str]) -> str:
+    """How often the answer's line comes first, or in the first three, per result file and method."""
+    lines = ["| run | method | answer's line first | in the first 3 | in the prompt's lines |", "| --- | --- | --- | --- | --- |"]
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for name, m in data["methods"].items():
+            found = [answer_rank(r) for r in m["questions"]]
+            n = len(found)
+            lines.append(f"| {Path(path).stem} | {name} | {sum(r == 1 for r in found)}/{n} | "
+                         f"{sum(r is not None and r <= 3 for r in found)}/{n} | {sum(r is not None for r in found)}/{n} |")
+    return "\n".join(lines)
+
+
 def command_line(argv: list[str]) -> str:
     """This run's command with repository paths relative (results hold no absolute path)."""
     from core.paths import portable_path
@@ -189,6 +210,9 @@ def main() -> int:
     if sys.argv[1:2] == ["--table"]:
         print(table(sys.argv[2:]))
         return 0
+    if sys.argv[1:2] == ["--ranks"]:  # where the answer's line stands among the memory lines
+        print(ranks(sys.argv[2:]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default="dsm,dsmart")
     parser.add_argument("--script", default="benchmarks/memory_long_dev_dsmart.jsonl")
@@ -200,6 +224,8 @@ def main() -> int:
     parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
     parser.add_argument("--replay", default=None,
                         help="chat records whose replies stand for the turns without expected answers; 'empty': empty replies")
+    parser.add_argument("--replay-method", default="",
+                        help="--replay is a `bench replies` items.jsonl: the replies of this method only")
     parser.add_argument("--embedder", default="", help="sentence embedder (minilm, mpnet; default: the chat's)")
     parser.add_argument("--recall-embedder", default=None, help="the DSM's recall ranker (default: the chat's; '' = --embedder)")
     cli._add_llm_options(parser)
@@ -210,6 +236,7 @@ def main() -> int:
         transcript = collections.defaultdict(str)
     elif args.replay:
         rows = [json.loads(line) for line in Path(args.replay).read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [r for r in rows if not args.replay_method or r.get("method") == args.replay_method]
         transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
     tools = cli.make_toolkit(cli.llm_settings_from_args(args), embedder=args.embedder, recall_embedder=args.recall_embedder)
     out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name,
