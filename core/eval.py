@@ -198,6 +198,7 @@ def run_benchmark(ctx: BenchContext) -> dict:
         ctx.close()
         raise ValueError(f"{ctx.name} cannot run in shards yet (it computes its results while it runs, not from its items)")
     t0 = time.perf_counter()
+    version = code_version()  # the code this run loaded: a commit made while it runs is not in it
     try:
         with llm_cost.measure() as meter:
             result: BenchResult = module.run(ctx)
@@ -206,7 +207,7 @@ def run_benchmark(ctx: BenchContext) -> dict:
     summary = {
         "benchmark": ctx.name,
         "data": portable_settings(Path(ctx.data).resolve()),
-        "code_version": code_version(),
+        "code_version": version,
         **({"command": ctx.command} if ctx.command else {}),
         "settings": portable_settings({"methods": ctx.methods, "limit": ctx.limit, "seed": ctx.seed, **ctx.options,
                                        **result.settings}),

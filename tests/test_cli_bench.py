@@ -138,3 +138,19 @@ def test_kept_results_hold_no_machine_paths():
 
 def test_a_scratch_path_outside_the_repository_keeps_only_its_name():
     assert bench.portable_settings({"cache": "/elsewhere/emb/cache.sqlite3"}) == {"cache": "<outside>/cache.sqlite3"}
+
+
+def test_the_summary_names_the_code_the_run_started_with(tmp_path, register_benchmark, monkeypatch):
+    """A commit made while a long run goes on is not in the code the run loaded."""
+    versions = iter(["0.1.0+start", "0.1.0+later"])
+    monkeypatch.setattr(bench, "code_version", lambda: next(versions))
+
+    def benchmark_during_which_a_commit_lands(ctx):
+        bench.code_version()  # HEAD moves on
+        return _tiny_benchmark(ctx)
+
+    register_benchmark("tiny-commit", benchmark_during_which_a_commit_lands)
+    data = tmp_path / "data.json"
+    data.write_text("[]")
+    ctx = bench.BenchContext(name="tiny-commit", data=data, out=tmp_path / "out", methods=["a"], limit=1, seed=0)
+    assert bench.run_benchmark(ctx)["code_version"] == "0.1.0+start"
