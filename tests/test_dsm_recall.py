@@ -236,11 +236,11 @@ def test_a_sentence_the_recent_turns_show_is_not_repeated_among_the_memory_lines
 
 
 def test_shown_already_needs_the_whole_sentence_word_for_word():
-    from core.methods.dsmart.recall import SourcedFact, shown_already
+    from core.methods.dsmart.recall import SourcedFact, plain_text, shown_already
 
     fact = SourcedFact(triple=None, fact="user | keeps | patch", sentence="I keep a small  vegetable patch.",
                        speaker="user", turn_index=2)
-    assert shown_already(fact, ["Hi! I keep a small vegetable\npatch. It is sunny."])  # spacing aside
-    assert not shown_already(fact, ["I keep a small garden."])
-    assert not shown_already(fact, [])
-    assert not shown_already(replace(fact, verbatim=False), ["I keep a small vegetable patch."])  # written from labels
+    assert shown_already(fact, plain_text(["Hi! I keep a small vegetable\npatch. It is sunny."]))  # spacing aside
+    assert not shown_already(fact, plain_text(["I keep a small garden."]))
+    assert not shown_already(fact, plain_text([]))
+    assert not shown_already(replace(fact, verbatim=False), plain_text(["I keep a small vegetable patch."]))  # written from labels

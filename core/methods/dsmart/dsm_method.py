@@ -14,7 +14,7 @@ from core.llm.prompts import render_prompt
 from core.methods.dsmart.config import DSMConfig, DsmMethodConfig
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.memory import DynamicStructuredMemory
-from core.methods.dsmart.recall import Recalled, SentenceRanker, memory_text, shown_already, sourced_facts
+from core.methods.dsmart.recall import Recalled, SentenceRanker, memory_text, plain_text, shown_already, sourced_facts
 from core.methods.dsmart.vocab import label_of
 from core.methods.method import Method, Stopwatch, chat_prompt, history_messages, recent_turns
 from core.methods.render import chat_system
@@ -116,8 +116,15 @@ class DsmBacked(Method):
         """`triples` as their source sentences, the most relevant to `query` first, within the
         configured token budget; a sentence the prompt's recent turns (`shown`) already hold is not
         repeated."""
-        facts = [f for f in sourced_facts(graph, self.memory.history, triples) if not shown_already(f, shown)]
+        said = plain_text(shown)
+        facts = [f for f in sourced_facts(graph, self.memory.history, triples) if not shown_already(f, said)]
         return self.ranker.rank(query, facts, graph, self.config.recall.budget_tokens, priors, prior_weight)
+
+    def shown_turns(self, dialogue: Dialogue) -> list[str]:
+        """The recent turns as the answer prompt shows them (`recent_turns`, within the history's
+        characters): what `recall`'s `shown` leaves out of the memory lines."""
+        cfg = self.config
+        return [m.content for m in history_messages(recent_turns(dialogue, cfg.recent_turns), cfg.generation.max_history_chars)]
 
 
 def pack_state(memory: bytes, pending: str = "") -> bytes:
@@ -176,13 +183,12 @@ class DsmMethod(DsmBacked):
         with watch("read_memory"):
             graph = self.memory.graph  # the last finished snapshot: never half-merged
             facts = [t for t in graph if is_fact(t)]
-        recent = recent_turns(dialogue, cfg.recent_turns)
         with watch("rank"):
-            lines = self.recall(query, graph, facts, shown=[m.content for m in history_messages(recent, gen.max_history_chars)])
+            lines = self.recall(query, graph, facts, shown=self.shown_turns(dialogue))
         with watch("build_prompt"):
             system = render_prompt("dsmart_answer", chat_system=chat_system(gen.reply_sentences),
                                    memory=memory_text(lines) or "(nothing yet)")
-            messages = chat_prompt(system, recent, query, gen.max_history_chars)
+            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         evidence = [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines]
         return self._reply(text, watch, calls0, messages, evidence)

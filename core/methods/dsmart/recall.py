@@ -221,14 +221,20 @@ def sourced_facts(graph: Graph, history: Sequence, triples: Iterable[Triple]) ->
     return out
 
 
-def shown_already(fact: SourcedFact, shown: Sequence[str]) -> bool:
-    """The prompt already holds the fact's sentence word for word (`shown`: the recent turns it
-    shows as they were said), and its line would add nothing: not a value's history, not a
-    statement. Such a line is left out, so the prompt says each thing once."""
+def plain_text(texts: Sequence[str]) -> str:
+    """`texts` with their whitespace collapsed, one per line (so no sentence matches across two),
+    for `shown_already`: made once per reply, not once per fact."""
+    return "\n".join(" ".join(text.split()) for text in texts)
+
+
+def shown_already(fact: SourcedFact, shown: str) -> bool:
+    """The prompt already holds the fact's sentence word for word (`shown`: `plain_text` of the
+    recent turns it shows as they were said), and its line would add nothing: not a value's
+    history, not a statement. Such a line is left out, so the prompt says each thing once."""
     if not shown or not fact.verbatim or fact.replaced or fact.turn_index is None or fact.speaker == NARRATOR:
         return False
     sentence = " ".join(fact.sentence.split())
-    return bool(sentence) and any(sentence in " ".join(text.split()) for text in shown)
+    return bool(sentence) and sentence in shown
 
 
 def said_by_fact(memory, graph: Graph | None = None) -> dict[Triple, str]:

@@ -146,8 +146,7 @@ class DsmartMethod(TreeResponder, DsmBacked):
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
             note["memory_maintenance_cost"] = totals(history[-1].cost)
-        shown = [m.content for m in history_messages(recent_turns(dialogue, self.config.recent_turns),
-                                                     self.config.generation.max_history_chars)]
+        shown = self.shown_turns(dialogue)
         return self.tree_reply(dialogue, query, self.memory.graph, note,
                                lambda result, view: self._recall_reached(query, result, view, shown))
 
