@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from rdflib import RDF, RDFS, Graph, Literal, Namespace
 
-from core.dialogue import Dialogue, Reply
+from core.dialogue import ASSISTANT, USER, Dialogue, Reply, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, ReasoningTree, RTConfig, State, Step
@@ -352,3 +352,51 @@ def test_the_answer_prompts_instructions_are_a_prefix_that_does_not_change(hashi
     last = first[-1]["content"]
     assert "Question: How old is Rex?" in last and "Reasoning Process:" in last and last.rstrip().endswith("Answer:")
     assert "Avoid technical terms" not in last
+
+
+def _recent_dialogue() -> Dialogue:
+    dialogue = Dialogue()
+    dialogue.add(Turn(USER, "Remind me, what do I do for a living?"))
+    dialogue.add(Turn(ASSISTANT, "You build and repair violins."))
+    return dialogue
+
+
+def _dsmart_prompt(hashing_embedder, **config) -> list[dict]:
+    llm = scripted({"EXPAND_ENTITY [Rex]": 0.0, "ANSWER": -0.5}, {"EXPAND": 0.7, "ANSWER": 0.9})
+    method = create_method("dsmart", Toolkit(llm=llm, embedder=hashing_embedder))
+    method.config = replace(method.config, **config)
+    method.memory._graph = pets_graph()
+    return list(method.respond(_recent_dialogue(), "How old is Rex?").trace.prompt)
+
+
+def test_dsmart_shows_the_latest_turns_as_a_section_of_its_answer_prompt(hashing_embedder):
+    """By default the turns before the question are provided information inside the response
+    prompt, in the memory lines' voice, not chat turns the reader would continue."""
+    prompt = _dsmart_prompt(hashing_embedder)
+    assert [m["role"] for m in prompt] == ["system", "user"]
+    last = prompt[-1]["content"]
+    section = ("The conversation just before the question:\nYou: Remind me, what do I do for a living?\n"
+               "I: You build and repair violins.\n---\nKnown Facts")
+    assert section in last and last.index("Question: How old is Rex?") < last.index(section)
+
+
+def test_dsmart_turns_in_answer_messages_and_none(hashing_embedder):
+    as_turns = _dsmart_prompt(hashing_embedder, turns_in_answer="messages")
+    assert [m["role"] for m in as_turns] == ["system", "user", "assistant", "user"]
+    assert as_turns[2]["content"] == "You build and repair violins."
+    assert "conversation just before" not in as_turns[-1]["content"]
+    bare = _dsmart_prompt(hashing_embedder, turns_in_answer="none")  # Appendix E as written
+    assert [m["role"] for m in bare] == ["system", "user"]
+    assert "violins" not in bare[-1]["content"] and "conversation just before" not in bare[-1]["content"]
+
+
+def test_the_reasoning_process_says_what_a_graph_step_found_without_a_count(hashing_embedder):
+    """A count in the reasoning lines read as an answer ("-> 12 new fact(s)" to "How many hens?")."""
+    model = TreeModel(ScriptedLLM(), MemoryView(pets_graph()), RTConfig(), strong=False)
+    state = State("x", "n0", (), (Step(Action(EXPAND, (EX.rex,)), "12 new fact(s)", added=12),
+                                  Step(Action(EXPAND, (EX.user,)), "0 new fact(s)"),
+                                  Step(Action(PATH, (EX.rex, EX.island)), "no path found")))
+    text = model.trajectory_text(state)
+    assert text.splitlines() == ["1. EXPAND_ENTITY [Rex] -> facts found", "2. EXPAND_ENTITY [user] -> nothing new",
+                                 "3. FIND_PATH [Rex] [island] -> no path found"]
+    assert not re.search(r"\d", text.replace("1.", "").replace("2.", "").replace("3.", ""))

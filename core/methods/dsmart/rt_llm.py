@@ -22,7 +22,7 @@ import re
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Iterator
+from typing import Iterator, Literal
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from core.methods.render import chat_system
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
 from core.methods.dsmart.rt_graph import MemoryView
 
+TurnsInAnswer = Literal["prompt", "messages", "none"]  # where the answer prompt shows the latest turns
 SCORES = tuple(f"{k / 10:.1f}" for k in range(11))  # "0.0" ... "1.0"
 DIGITS = tuple(str(k) for k in range(10))  # the digit scale: "0" (worst) ... "9" (best), one token each
 LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # option labels of the choice policy, one token each
@@ -45,8 +46,9 @@ _NUMBER = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)(?![\d.])")
 class TreeModel:
     def __init__(self, llm: LLM, view: MemoryView, config: RTConfig, *, strong: bool,
                  context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings(),
-                 embedder=None) -> None:
+                 embedder=None, turns_in_answer: TurnsInAnswer = "messages") -> None:
         self.llm, self.view, self.config = llm, view, config
+        self.turns_in_answer = turns_in_answer
         self.embedded = embedder is not None and (config.scorer == "embedding" or (config.scorer == "auto" and not strong))
         self.similarity = Similarity(embedder) if self.embedded else None
         self.prompted = config.policy == "prompted" or (config.policy == "auto" and strong)
@@ -90,7 +92,10 @@ class TreeModel:
         return "\n".join(self.view.fact_line(t) for t in facts) or "(none yet)"
 
     def trajectory_text(self, state: State) -> str:
-        """The Appendix E "Reasoning Process": one line per step (a thought not written yet is left out)."""
+        """The Appendix E "Reasoning Process": one line per step (a thought not written yet is left out).
+        A graph step says whether it found facts, not how many: the reader took "-> 12 new fact(s)"
+        for the answer to "How many hens do we have now?" (docs/dsm-memory.md); the facts themselves
+        are the prompt's Known Facts."""
         lines = []
         for n, step in enumerate(state.trajectory, 1):
             action = step.action.render(self.view)
@@ -100,7 +105,7 @@ class TreeModel:
             elif step.action.kind == ANSWER:
                 lines.append(f"{n}. ANSWER" + (f": {step.text}" if step.text else ""))
             else:
-                lines.append(f"{n}. {action} -> {step.text}")
+                lines.append(f"{n}. {action} -> {_found(step)}")
         return "\n".join(lines) or "(none yet)"
 
     def step_log(self, state: State) -> str:
@@ -133,14 +138,20 @@ class TreeModel:
                                               trajectory=self.trajectory_text(state), **extra))]
 
     def answer_messages(self, query: str, state: State, memory: str | None = None) -> list[Message]:
-        """Appendix E response prompt after the system prompt and the latest dialogue turns; its
-        known facts are `memory` (the reached facts' source sentences, recall.py) when given."""
+        """Appendix E response prompt after the system prompt; its known facts are `memory` (the
+        reached facts' source sentences, recall.py) when given. The latest dialogue turns
+        (`self.context`) come as `turns_in_answer` says: "prompt", a section of the response prompt;
+        "messages", chat turns before it; "none", left out (Appendix E as written)."""
         facts = memory if memory is not None else self.facts_text(state)
-        prompt = render_prompt("rt_response", query=query, triples=facts or "(none yet)", trajectory=self.trajectory_text(state))
+        turns = self.turns_in_answer
+        conversation = conversation_section(self.context) if turns == "prompt" else ""
+        prompt = render_prompt("rt_response", query=query, conversation=conversation, triples=facts or "(none yet)",
+                               trajectory=self.trajectory_text(state))
         # Appendix E's instructions do not change from turn to turn: in the system message they are
         # a prefix the server's KV cache keeps, not ~75 tokens read again before every reply
         system = chat_system(self.generation.reply_sentences) + "\n\n" + render_prompt("rt_response_instructions").strip()
-        return [Message("system", system)] + self.context + [Message("user", prompt)]
+        before = self.context if turns == "messages" else []
+        return [Message("system", system), *before, Message("user", prompt)]
 
     @property
     def may_think(self) -> bool:
@@ -338,6 +349,24 @@ class TreeModel:
             else:
                 text = self.llm.chat(messages, temperature=gen.temperature, max_tokens=gen.max_tokens).text
         return text, messages
+
+
+def _found(step) -> str:
+    """What a graph step found, in words without a count."""
+    if step.added:
+        return "facts found"
+    return step.text if step.text in ("no path found", "no facts") else "nothing new"
+
+
+def conversation_section(context: list[Message]) -> str:
+    """The latest turns as a section of the response prompt, in the memory lines' voice ("You"
+    the user, "I" the assistant). As chat turns just before the prompt, the reader continued them:
+    it answered "What does my neighbour Osvaldo do?" with the previous reply's "builds violins",
+    and a changed value from the turn before (docs/dsm-memory.md)."""
+    if not context:
+        return ""
+    said = "\n".join(f"{'You' if m.role == 'user' else 'I'}: {m.content}" for m in context)
+    return f"The conversation just before the question:\n{said}\n---\n"
 
 
 UNVALUED = "unvalued"  # a child the deadline left without a value: the search drops it
