@@ -53,15 +53,28 @@ class KeepingSession(ChatSession):
     `generate=False`: the answer's text is not written (stages a-c only; the reply is empty)."""
 
     generate = True
+    samples = 1  # answers drawn from each answer prompt (the reply is the first)
 
     def new_dialogue(self) -> None:
         super().new_dialogue()
         method = self.method
         inner = method.respond_streaming
+        write = method._write
+        self.extra: list[str] = []
         if not self.generate:
             method._write = lambda *args, **kwargs: ""
+        elif self.samples > 1:
+            # more draws from the same prompt: the server's prompt cache makes each cost only its
+            # generated tokens, so a prompt's accuracy is measured on several samples, not one
+            def sampled(messages, temperature, max_tokens):
+                text = write(messages, temperature, max_tokens)
+                self.extra = [write(messages, temperature, max_tokens) for _ in range(self.samples - 1)]
+                return text
+
+            method._write = sampled
 
         def keep(dialogue, query, stream):
+            self.extra = []
             memory = getattr(method, "memory", None)
             self.read = (memory.graph, memory.history) if memory is not None else (None, ())
             self.last_reply = inner(dialogue, query, stream)
@@ -114,9 +127,10 @@ def stage_of(row: dict) -> str:
 
 
 def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = "", max_tokens: int = 0,
-               transcript: dict | None = None, generate: bool = True, tree_weight: float | None = None) -> dict:
+               transcript: dict | None = None, generate: bool = True, tree_weight: float | None = None,
+               samples: int = 1, turns_in_answer: str = "") -> dict:
     config = None
-    if (pool or tree_weight is not None) and name == "dsmart":  # dsmart's recall (RecallConfig.pool / tree_weight)
+    if (pool or tree_weight is not None or turns_in_answer) and name == "dsmart":  # dsmart's recall and answer prompt
         from dataclasses import replace
 
         from core.methods import method_class
@@ -124,8 +138,9 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
         base = method_class(name).default_config()
         recall = replace(base.recall, **({"pool": pool} if pool else {}),
                          **({"tree_weight": tree_weight} if tree_weight is not None else {}))
-        config = replace(base, recall=recall)
+        config = replace(base, recall=recall, **({"turns_in_answer": turns_in_answer} if turns_in_answer else {}))
     KeepingSession.generate = generate
+    KeepingSession.samples = samples
     session = KeepingSession(name, tools, config, max_tokens=max_tokens)
     rows, records = [], []
     sink = None
@@ -149,7 +164,11 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
             "reply": bool(record["correct"]),
             "evidence_items": len(reply.evidence), "prompt_chars": len(prompt_text(reply, record["user"])),
             "answer": reply.text, "memory": [e.text for e in reply.evidence],
+            "messages": list(reply.trace.prompt) if reply.trace is not None else [],
         }
+        if session.extra:
+            row["samples"] = [reply.text, *session.extra]
+            row["samples_correct"] = sum(has(t, expected) for t in row["samples"])
         row["graph"] = row["graph_triple"] or row["graph_source"]
         row["lost_at"] = stage_of(row)
         rows.append(row)
@@ -157,7 +176,9 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
     if sink is not None:
         sink.close()
     lost = {stage: sum(r["lost_at"] == stage for r in rows) for stage in (*STAGES, "correct")}
-    return {"summary": summarise(records), "lost_at": lost,
+    drawn = {"samples": sum(len(r.get("samples", ())) for r in rows),
+             "samples_correct": sum(r.get("samples_correct", 0) for r in rows)}
+    return {**drawn,"summary": summarise(records), "lost_at": lost,
             "in_graph": sum(r["graph"] for r in rows), "in_graph_triple": sum(r["graph_triple"] for r in rows),
             "reached": sum(r["reached"] for r in rows), "in_prompt": sum(r["prompt"] for r in rows),
             "questions": rows}
@@ -221,6 +242,9 @@ def main() -> int:
     parser.add_argument("--pool", default="", choices=["", "graph", "reached"], help="dsmart's recall pool (default: its config)")
     parser.add_argument("--tree-weight", type=float, default=None, help="dsmart's RecallConfig.tree_weight (default: its config)")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (default: the method's)")
+    parser.add_argument("--turns-in-answer", default="", choices=["", "prompt", "messages", "none"],
+                        help="dsmart's DsmartConfig.turns_in_answer (default: its config)")
+    parser.add_argument("--samples", type=int, default=1, help="answers drawn from each answer prompt (scored: samples_correct)")
     parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
     parser.add_argument("--replay", default=None,
                         help="chat records whose replies stand for the turns without expected answers; 'empty': empty replies")
@@ -242,12 +266,15 @@ def main() -> int:
     out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name,
            "embedder": args.embedder, "recall_embedder": args.recall_embedder, "pool": args.pool,
            "tree_weight": args.tree_weight, "max_tokens": args.max_tokens,
-           "replay": args.replay, "generate": not args.no_generate, "methods": {}}
+           "replay": args.replay, "generate": not args.no_generate, "samples": args.samples,
+           "turns_in_answer": args.turns_in_answer, "methods": {}}
     for name in args.methods.split(","):
         out["methods"][name] = run_method(name, tools, steps, Path(args.records) if args.records else None, args.pool,
-                                         args.max_tokens, transcript, not args.no_generate, args.tree_weight)
+                                         args.max_tokens, transcript, not args.no_generate, args.tree_weight, args.samples,
+                                         args.turns_in_answer)
         m = out["methods"][name]
-        print(json.dumps({"method": name, "correct": m["summary"]["correct"], "lost_at": m["lost_at"]}), flush=True)
+        print(json.dumps({"method": name, "correct": m["summary"]["correct"], "lost_at": m["lost_at"],
+                          "samples_correct": f"{m['samples_correct']}/{m['samples']}"}), flush=True)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # after each method: a long run's first part is kept
         Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
