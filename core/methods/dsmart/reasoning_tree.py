@@ -25,6 +25,7 @@ from core.llm.cancel import DeadlinePassed
 from core.methods.dsmart.rt_graph import Link, MemoryView
 
 EXPAND, PATH, THINK, ANSWER = "EXPAND_ENTITY", "FIND_PATH", "THINK", "ANSWER"
+NO_PATH, NO_FACTS = "no path found", "no facts"  # what a graph step that found nothing notes
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,7 @@ class ReasoningTree:
                      else view.find_paths(*action.entities, max_paths=cfg.max_paths, limit=cfg.max_action_facts))
             new = [t for t in found if t not in facts]
             facts = facts + tuple(new)
-            note = f"{len(new)} new fact(s)" if found else ("no path found" if action.kind == PATH else "no facts")
+            note = f"{len(new)} new fact(s)" if found else (NO_PATH if action.kind == PATH else NO_FACTS)
         self._ids += 1
         step = Step(action, note, prior, len(facts) - len(parent.facts))
         return State(f"n{self._ids}", parent.id, facts, parent.trajectory + (step,), 0.0, parent.depth + 1)

@@ -31,7 +31,7 @@ from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
 from core.methods.render import chat_system
-from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, PATH, THINK, Action, RTConfig, State, with_value
+from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, NO_FACTS, NO_PATH, PATH, THINK, Action, RTConfig, State, with_value
 from core.methods.dsmart.rt_graph import MemoryView
 
 TurnsInAnswer = Literal["prompt", "messages", "none"]  # where the answer prompt shows the latest turns
@@ -355,7 +355,7 @@ def _found(step) -> str:
     """What a graph step found, in words without a count."""
     if step.added:
         return "facts found"
-    return step.text if step.text in ("no path found", "no facts") else "nothing new"
+    return step.text if step.text in (NO_PATH, NO_FACTS) else "nothing new"
 
 
 def conversation_section(context: list[Message]) -> str:

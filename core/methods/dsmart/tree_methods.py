@@ -38,8 +38,9 @@ class DsmartConfig:
     recall: RecallConfig = RecallConfig()  # the reached facts' source sentences in the answer prompt
     recent_turns: int = 2  # latest turns the answer prompt shows (the DSM holds the rest)
     # where: a section of the response prompt. As chat turns before it the reader continued the
-    # last reply (90% of sampled memory answers against 96%); "none" is Appendix E as written
-    # (94%): no turns, so a follow-up ("shorter, please") loses what it follows (docs/dsm-memory.md)
+    # last reply (90% of sampled memory answers right against 94-96%); "none" is Appendix E as
+    # written (94%): no turns, so a follow-up ("shorter, please") loses what it follows
+    # (docs/dsm-memory.md)
     turns_in_answer: TurnsInAnswer = "prompt"
     generation: GenerationSettings = GenerationSettings()
 
