@@ -18,6 +18,10 @@ transcript, and a run costs 18 answers instead of 84 replies (the 2 shared cores
 not allow a full `chat` run per variant). `--max-tokens` caps every reply as `chat --max-tokens`
 does; the DSM reads only the first 3 sentences of a reply (DSMConfig.assistant_sentences).
 
+With `--samples N` each answer prompt is answered N times at the method's temperature (the first is
+the reply); `samples_correct` scores the method's own texts (before the chat's reply check), so a
+prompt variant is compared on N x 18 answers rather than on 18 single draws.
+
 A question is lost at the first stage that misses it, counted backwards from the reply: correct;
 else "reply" when the prompt held it; else "prompt" when the evidence held it; else "reach" when
 the graph held it; else "graph".
@@ -178,7 +182,7 @@ def run_method(name: str, tools, steps, records_dir: Path | None, pool: str = ""
     lost = {stage: sum(r["lost_at"] == stage for r in rows) for stage in (*STAGES, "correct")}
     drawn = {"samples": sum(len(r.get("samples", ())) for r in rows),
              "samples_correct": sum(r.get("samples_correct", 0) for r in rows)}
-    return {**drawn,"summary": summarise(records), "lost_at": lost,
+    return {**drawn, "summary": summarise(records), "lost_at": lost,
             "in_graph": sum(r["graph"] for r in rows), "in_graph_triple": sum(r["graph_triple"] for r in rows),
             "reached": sum(r["reached"] for r in rows), "in_prompt": sum(r["prompt"] for r in rows),
             "questions": rows}
