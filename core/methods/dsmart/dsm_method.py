@@ -120,12 +120,6 @@ class DsmBacked(Method):
         facts = [f for f in sourced_facts(graph, self.memory.history, triples) if not shown_already(f, said)]
         return self.ranker.rank(query, facts, graph, self.config.recall.budget_tokens, priors, prior_weight)
 
-    def shown_turns(self, dialogue: Dialogue) -> list[str]:
-        """The recent turns as the answer prompt shows them (`recent_turns`, within the history's
-        characters): what `recall`'s `shown` leaves out of the memory lines."""
-        cfg = self.config
-        return [m.content for m in history_messages(recent_turns(dialogue, cfg.recent_turns), cfg.generation.max_history_chars)]
-
 
 def pack_state(memory: bytes, pending: str = "") -> bytes:
     """Method state: header, the user turn still waiting for its reply, the memory's bytes."""
@@ -183,12 +177,14 @@ class DsmMethod(DsmBacked):
         with watch("read_memory"):
             graph = self.memory.graph  # the last finished snapshot: never half-merged
             facts = [t for t in graph if is_fact(t)]
-        with watch("rank"):
-            lines = self.recall(query, graph, facts, shown=self.shown_turns(dialogue))
+        recent = recent_turns(dialogue, cfg.recent_turns)
+        with watch("rank"):  # the recent turns as the prompt shows them are not repeated as memory lines
+            shown = [m.content for m in history_messages(recent, gen.max_history_chars)]
+            lines = self.recall(query, graph, facts, shown=shown)
         with watch("build_prompt"):
             system = render_prompt("dsmart_answer", chat_system=chat_system(gen.reply_sentences),
                                    memory=memory_text(lines) or "(nothing yet)")
-            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
+            messages = chat_prompt(system, recent, query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         evidence = [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines]
         return self._reply(text, watch, calls0, messages, evidence)

@@ -153,6 +153,11 @@ class TreeModel:
         before = self.context if turns == "messages" else []
         return [Message("system", system), *before, Message("user", prompt)]
 
+    def shown_turns(self) -> list[str]:
+        """The latest turns' texts as the answer prompt shows them (none with "none"): what the
+        memory lines need not repeat."""
+        return [] if self.turns_in_answer == "none" else [m.content for m in self.context]
+
     @property
     def may_think(self) -> bool:
         """THINK needs the LLM to write its thought: not in an embedding-scored search."""

@@ -62,9 +62,10 @@ class TreeResponder:
     _linker: EntityLinker | None = None
 
     def tree_reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None,
-                   recall: Callable[[SearchResult, MemoryView], list[Recalled]] | None = None) -> Reply:
-        """The tree's reply; `recall(result, view)` turns what the search reached into the lines the
-        answer prompt shows (default: the chosen state's triples)."""
+                   recall: Callable[[SearchResult, MemoryView, list[str]], list[Recalled]] | None = None) -> Reply:
+        """The tree's reply; `recall(result, view, shown)` turns what the search reached into the
+        lines the answer prompt shows, `shown` the recent turns that prompt already holds (default:
+        the chosen state's triples)."""
         cfg, gen, llm = self.config, self.config.generation, self.tools.llm
         watch = Stopwatch()
         calls0 = llm.calls
@@ -90,7 +91,7 @@ class TreeResponder:
             lines = None
             if recall is not None:
                 with watch("rank"):
-                    lines = recall(result, view)
+                    lines = recall(result, view, model.shown_turns())
             memory = memory_text(lines) if lines is not None else None
             text, messages = model.respond(query, result.best, write=self._write, memory=memory)
         finally:
@@ -153,9 +154,8 @@ class DsmartMethod(TreeResponder, DsmBacked):
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
             note["memory_maintenance_cost"] = totals(history[-1].cost)
-        shown = self.shown_turns(dialogue) if self.config.turns_in_answer != "none" else []
         return self.tree_reply(dialogue, query, self.memory.graph, note,
-                               lambda result, view: self._recall_reached(query, result, view, shown))
+                               lambda result, view, shown: self._recall_reached(query, result, view, shown))
 
     def _recall_reached(self, query: str, result: SearchResult, view: MemoryView, shown=()) -> list[Recalled]:
         """The facts of every state the search explored (or the whole graph, `recall.pool`), each
