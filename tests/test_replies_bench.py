@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from core import eval as bench
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
@@ -27,7 +29,7 @@ def _run(tmp_path, reply_check: bool):
     tools = Toolkit(llm=ScriptedLLM(replies))
     out = tmp_path / f"out-{reply_check}"
     ctx = bench.BenchContext(name="replies", data=_script(tmp_path), out=out, methods=["base"], limit=None,
-                             seed=0, make_tools=lambda: tools, options={"reply_check": reply_check})
+                             seed=0, make_tools=lambda: tools, options={"reply_check": reply_check, "off_turn_embedder": "hashing"})
     return bench.run_benchmark(ctx), bench.read_items(out / "items.jsonl")
 
 
@@ -58,6 +60,41 @@ def test_bench_replies_scores_chat_transcripts_and_keeps_the_first_dialogues(tmp
             {"dialogue": 1, "turn": 0, "user": SCRIPT[4]["user"], "reply": "OK", "seconds": 1.0}]
     (folder / "rag.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     ctx = bench.BenchContext(name="replies", data=_script(tmp_path), out=tmp_path / "out", methods=["rag"], limit=1,
-                             seed=0, options={"records": folder})
+                             seed=0, options={"records": folder, "off_turn_embedder": "hashing"})
     r = bench.run_benchmark(ctx)["results"]["rag"]
     assert (r["replies"], r["accuracy"], r["defective"], r["median_s"]) == (2, 1.0, 0, 2.0)
+
+
+def test_bench_replies_counts_a_reply_to_the_previous_message_as_off_turn(tmp_path):
+    script = tmp_path / "script.jsonl"
+    script.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"user": "What colour should I paint the kitchen walls?"},
+        {"user": "How long should I boil an egg?"}]))
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    rows = [{"dialogue": 0, "turn": 0, "user": "What colour should I paint the kitchen walls?",
+             "reply": "Paint the kitchen walls a warm white.", "seconds": 1.0},
+            {"dialogue": 0, "turn": 1, "user": "How long should I boil an egg?",
+             "reply": "Paint the kitchen walls a warm white colour.", "seconds": 1.0}]
+    (folder / "base.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ctx = bench.BenchContext(name="replies", data=script, out=tmp_path / "out", methods=["base"], limit=None,
+                             seed=0, options={"records": folder, "off_turn_embedder": "hashing"})
+    summary = bench.run_benchmark(ctx)
+    r = summary["results"]["base"]
+    assert (r["off_turn"], r["off_turn_rate"]) == (1, 1.0)  # the first reply has no previous message
+    assert [i["off_turn"] for i in bench.read_items(tmp_path / "out" / "items.jsonl")] == [False, True]
+    assert summary["examples"]["base"]["off_turn"][0]["turn"] == 1
+
+
+def test_bench_replies_scores_an_earlier_runs_items_again_alike(tmp_path):
+    """`--records` also reads an earlier run's items.jsonl: the same replies score the same."""
+    first, _ = _run(tmp_path, reply_check=True)
+    ctx = bench.BenchContext(name="replies", data=_script(tmp_path), out=tmp_path / "again", methods=["base"],
+                             limit=None, seed=0,
+                             options={"records": tmp_path / "out-True" / "items.jsonl", "off_turn_embedder": "hashing"})
+    again = bench.run_benchmark(ctx)["results"]["base"]
+    keep = ("replies", "correct", "voice", "meta", "defective", "draft_defective", "changed_by_check", "off_turn")
+    assert {k: again[k] for k in keep} == {k: first["results"]["base"][k] for k in keep}
+    ctx.options["records"], ctx.methods = tmp_path / "out-True" / "items.jsonl", ["rag"]
+    with pytest.raises(ValueError, match="no replies of method 'rag'"):
+        bench.run_benchmark(ctx)

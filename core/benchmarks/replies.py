@@ -4,7 +4,9 @@ Data: a `chat --script` JSONL (core.chat): `{"new_dialogue": true}` starts a con
 `{"user": "...", "expect": [...]}` is a user turn. Each method chats through every dialogue as the
 Chat page does (a fresh memory per dialogue, turns dated the day they are said), and every reply
 is scored by core.metrics.reply_defects: correct, voice, attribution, leak, meta, refusal, echo,
-repeat, length. `--limit N` keeps the first N dialogues. `--records DIR` scores transcripts that
+repeat, length; and by core.metrics.off_turn: whether the reply answers the user's previous message
+instead of this one (by meaning, with MiniLM; reported beside the bar, not in it). `--limit N` keeps
+the first N dialogues. `--records DIR` scores transcripts that
 `python -m core chat --method M --script DATA --out DIR/M.jsonl` wrote instead of chatting again.
 
 Replies go through the Chat page's reply check (core.reply_check; `--no-reply-check` turns it
@@ -12,9 +14,10 @@ off); where it changed a reply, the method's own text (`draft`) is scored too.
 
 Reported per method: accuracy over the questions, the count of each defect, the issue's bar set
 (`defective`: voice, leak, meta or echo) as a count and a rate, the replies the check changed and
-the bar defects of the methods' own texts (`draft_defective`), median sentences and tokens, replies
-over three sentences, median reply time; the summary's `examples` holds up to three replies per
-method and defect.
+the bar defects of the methods' own texts (`draft_defective`), the off-turn replies (`off_turn`, and
+their rate among replies that have a previous message), median sentences and tokens, replies over
+three sentences, median reply time; the summary's `examples` holds up to three replies per method
+and defect.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 from core.chat import ScriptStep, read_script
 from core.reply_check import ReplyCheckSettings
 from core.eval import BenchContext, BenchResult
+from core.metrics import off_turn
 from core.metrics.reply_defects import (DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores,
                                         template_shingles)
 
@@ -37,11 +41,14 @@ EXAMPLES = 3
 
 def add_arguments(parser) -> None:
     parser.add_argument("--records", type=Path, default=None,
-                        help="score `chat --script --out` transcripts instead of chatting: a folder with METHOD.jsonl")
+                        help="score recorded replies instead of chatting: a folder of `chat --script --out` transcripts "
+                             "(METHOD.jsonl), or an earlier run's items.jsonl")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (0 = each method's own)")
     parser.add_argument("--reply-check", action=argparse.BooleanOptionalAction, default=True,
                         help="repair each reply as the Chat page does (core.reply_check); the method's own text is "
                              "scored too, as `draft_defective`")
+    parser.add_argument("--off-turn-embedder", default=off_turn.EMBEDDER,
+                        help="the embedder that judges off-turn replies (core.metrics.off_turn; `hashing` for tests)")
 
 
 def split_dialogues(steps: list[ScriptStep]) -> list[list[ScriptStep]]:
@@ -97,15 +104,18 @@ def _chat_replies(ctx: BenchContext, method: str, dialogues: list[list[ScriptSte
             yield d, t, record["reply"], record["seconds"], record.get("draft", "")
 
 
-def _recorded_replies(folder: Path, method: str, dialogues: list[list[ScriptStep]]):
-    """The same from a `chat --script --out` transcript; its user turns must be the script's."""
-    path = folder / f"{method}.jsonl"
+def _recorded_replies(records: Path, method: str, dialogues: list[list[ScriptStep]]):
+    """The same from a `chat --script --out` transcript (a folder with METHOD.jsonl), or from the
+    items.jsonl of an earlier `bench replies` run (its rows of `method`), to score them again with
+    the current checks; its user turns must be the script's."""
+    path = records if records.is_file() else records / f"{method}.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"no transcript {path} for method {method!r}")
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("method", method) == method]
+    if not rows:
+        raise ValueError(f"{path} holds no replies of method {method!r}")
+    for r in rows:
         d, t = r["dialogue"], r["turn"]
         if d >= len(dialogues):
             return
@@ -120,34 +130,44 @@ def run(ctx: BenchContext) -> BenchResult:
         dialogues = dialogues[: ctx.limit]
     shingles = template_shingles(prompt_templates())
     records = ctx.options.get("records")
+    from core.resources import load_embedder
+
+    judge = load_embedder(ctx.options.get("off_turn_embedder") or off_turn.EMBEDDER)
     results, timings, examples = {}, {}, {}
     for method in ctx.methods:
         scores: list[ReplyScore] = []
         seconds: list[float] = []
-        examples[method] = {k: [] for k in DEFECTS}
+        examples[method] = {k: [] for k in (*DEFECTS, "off_turn")}
         replies = (_recorded_replies(Path(records), method, dialogues) if records
                    else _chat_replies(ctx, method, dialogues))
         previous: dict[int, str] = {}  # dialogue -> the method's last reply in it
         checked = draft_defective = 0  # replies the reply check changed; the method's own texts with a bar defect
+        off, after_first = 0, 0  # off-turn replies; replies to a message that has a previous one
         with ctx.metered(method):
             for d, t, reply, secs, draft in replies:
                 earlier = [s.user for s in dialogues[d][:t]]
                 item, score = scored_item(method, d, t, dialogues[d][t], earlier, reply, secs, shingles,
                                           previous.get(d, ""), draft)
+                before = dialogues[d][t - 1].user if t else ""
+                item["off_turn"] = off_turn.off_turn_flags(judge, [reply], [item["user"]], [before])[0]
+                off += item["off_turn"]
+                after_first += bool(t)
                 checked += bool(draft)
                 draft_defective += item["draft_defective"]
                 previous[d] = reply
                 ctx.write_item(item)
                 scores.append(score)
                 seconds.append(secs)
-                for k in DEFECTS:
+                for k in (*DEFECTS, "off_turn"):
                     if item[k] and len(examples[method][k]) < EXAMPLES:
                         examples[method][k].append({"dialogue": d, "turn": t, "user": step_head(item["user"]),
                                                     "reply": item["reply"]})
         results[method] = {**summarise_scores(scores), "changed_by_check": checked, "draft_defective": draft_defective,
+                           "off_turn": off, "off_turn_rate": round(off / after_first, 3) if after_first else None,
                            "median_s": round(statistics.median(seconds), 3) if seconds else None}
         timings[method] = {"reply": seconds}
     settings = {"dialogues": len(dialogues), "source": "records" if records else "chat",
+                "off_turn": {"embedder": judge.name, "margin": off_turn.MARGIN},
                 "reply_check": bool(ctx.options.get("reply_check", True)) if not records else "as recorded"}
     return BenchResult(results, timings, settings, {"examples": examples})
 
