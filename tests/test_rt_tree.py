@@ -378,6 +378,8 @@ def test_dsmart_shows_the_latest_turns_as_a_section_of_its_answer_prompt(hashing
     section = ("The conversation just before the question:\nYou: Remind me, what do I do for a living?\n"
                "I: You build and repair violins.\n---\nKnown Facts")
     assert section in last and last.index("Question: How old is Rex?") < last.index(section)
+    # the section holds an earlier question: this one is asked again just before "Answer:"
+    assert last.rstrip().endswith("---\nQuestion: How old is Rex?\nAnswer:")
 
 
 def test_dsmart_turns_in_answer_messages_and_none(hashing_embedder):
@@ -385,6 +387,7 @@ def test_dsmart_turns_in_answer_messages_and_none(hashing_embedder):
     assert [m["role"] for m in as_turns] == ["system", "user", "assistant", "user"]
     assert as_turns[2]["content"] == "You build and repair violins."
     assert "conversation just before" not in as_turns[-1]["content"]
+    assert as_turns[-1]["content"].count("Question: How old is Rex?") == 1  # asked once, as Appendix E
     bare = _dsmart_prompt(hashing_embedder, turns_in_answer="none")  # Appendix E as written
     assert [m["role"] for m in bare] == ["system", "user"]
     assert "violins" not in bare[-1]["content"] and "conversation just before" not in bare[-1]["content"]
