@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from core.metrics.off_turn import MARGIN, is_off_turn, off_turn_flags
+from core.metrics.off_turn import EMBEDDER, MARGIN, is_off_turn, off_turn_flags
+from core.resources import load_embedder
 
 
 def _unit(*xs):
@@ -33,9 +34,10 @@ def test_off_turn_flags_refuses_lists_of_different_lengths(hashing_embedder):
         off_turn_flags(hashing_embedder, ["a"], ["b", "c"], ["d"])
 
 
-def test_minilm_sees_a_reply_that_answers_the_turn_before(embedder):
-    """The replies of a full run of dsmart (results/replies/blind-long-turns-section): the wardrobe
-    question got the dinner-party menu; the same reply to the dinner party is on turn."""
+def test_the_checks_embedder_sees_a_reply_that_answers_the_turn_before():
+    """From a full run of dsmart (results/replies/blind-long-turns-section): the wardrobe question
+    got the dinner-party menu of the turn before. A reply about sorting the wardrobe is on turn."""
+    embedder = load_embedder(EMBEDDER)
     dinner = ("I'm hosting a dinner party this weekend and among the guests there's one vegan, one person who "
               "can't eat gluten and one who hates anything spicy. Could you suggest a starter, main and dessert?")
     wardrobe = ("My wardrobe is stuffed but I still feel like I have nothing to wear. Could you give me a method "
