@@ -40,6 +40,7 @@ import collections
 import json
 import sys
 from pathlib import Path
+from typing import get_args
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -47,6 +48,7 @@ sys.path.insert(0, str(REPO))
 from core import cli  # noqa: E402
 from core.chat import ChatSession, read_script, run_script, scored, summarise, user_steps  # noqa: E402
 from core.methods.dsmart.fragment import is_fact  # noqa: E402
+from core.methods.dsmart.rt_llm import TurnsInAnswer  # noqa: E402
 from core.methods.dsmart.vocab import label_of  # noqa: E402
 
 STAGES = ("graph", "reach", "prompt", "reply")
@@ -246,7 +248,7 @@ def main() -> int:
     parser.add_argument("--pool", default="", choices=["", "graph", "reached"], help="dsmart's recall pool (default: its config)")
     parser.add_argument("--tree-weight", type=float, default=None, help="dsmart's RecallConfig.tree_weight (default: its config)")
     parser.add_argument("--max-tokens", type=int, default=0, help="bound on each reply (default: the method's)")
-    parser.add_argument("--turns-in-answer", default="", choices=["", "prompt", "messages", "none"],
+    parser.add_argument("--turns-in-answer", default="", choices=["", *get_args(TurnsInAnswer)],
                         help="dsmart's DsmartConfig.turns_in_answer (default: its config)")
     parser.add_argument("--samples", type=int, default=1, help="answers drawn from each answer prompt (scored: samples_correct)")
     parser.add_argument("--no-generate", action="store_true", help="build every answer prompt but write no answer (stages a-c)")
