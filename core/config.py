@@ -84,8 +84,7 @@ class GenerationSettings:
 class RAGConfig:
     """Chunk RAG over earlier turns: the top-K turns by cosine similarity."""
 
-    top_k: int = 5
-    recent_turns: int = 2  # the latest turns are always in the prompt, as in a chat
+    top_k: int = 5  # turns the conversation window no longer shows (core.methods.layout)
     # Time anchoring (core.timeref), as SGMem's memory and the QA harness show turns: "yesterday
     # (7 May 2023)". Rendering only: turns are embedded and searched as said.
     anchor_time: bool = True

@@ -90,8 +90,14 @@ def test_chat_turns_carry_their_day_and_sgmem_resolves_yesterday_against_it():
     """A chat turn is dated the day it is said, so SGMem's memory shows 'yesterday' as a date."""
     from core.resources import HashingEmbedder
 
+    from dataclasses import replace
+
+    from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS
+
+    # a window of one character: the earlier turn is memory, not a turn of the prompt (core.methods.layout)
+    config = replace(LONGMEMEVAL_DEFAULTS, generation=replace(LONGMEMEVAL_DEFAULTS.generation, max_history_chars=1))
     session = ChatSession("sgmem", Toolkit(llm=ScriptedLLM(lambda messages: "Noted."), embedder=HashingEmbedder(256)),
-                          today=lambda: "2026-11-26")
+                          config=config, today=lambda: "2026-11-26")
     session.send("I adopted a dog named Rex yesterday.")
     assert {t.date for t in session.dialogue.turns()} == {"2026-11-26"}
     record = session.send("When did I adopt my dog Rex?")

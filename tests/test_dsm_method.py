@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 import pytest
@@ -24,14 +26,19 @@ def chat(method, dialogue, pairs):
 def test_dsm_pairs_turns_into_rounds_and_answers_with_the_memory():
     llm = ScriptedLLM(["Your dog is called Max."])
     method = create_method("dsm", Toolkit(llm=llm))
+    # a window of one character shows the newest turn alone (core.methods.layout): the rest is memory
+    method.config = replace(method.config, generation=replace(method.config.generation, max_history_chars=1))
     dialogue = Dialogue()
     chat(method, dialogue, [("My dog is Rex.", "Nice name."), ("Actually my dog is called Max.", "Noted.")])
     method.wait()
     assert [r.question for r in method.memory.history] == ["My dog is Rex.", "Actually my dog is called Max."]
     reply = method.respond(dialogue, "What is my dog called?")
     system = reply.trace.prompt[0]["content"]
-    assert system.startswith("You are a helpful assistant.")  # the opening every chat method shares
-    memory = system.split("until it changed):\n")[1].splitlines()
+    assert system.startswith("You are a helpful assistant.") and "dog" not in system  # the opening every chat method shares
+    notes = reply.trace.prompt[-2]  # the memory: after the conversation, before the question
+    assert notes["role"] == "system" and reply.trace.prompt[-1]["content"] == "What is my dog called?"
+    system = notes["content"]
+    memory = [line for line in system.splitlines() if line.startswith("- ")]
     # the facts reach the prompt as their source sentences, second person, the current value first;
     # the sentence whose value a later round pruned comes after it, marked as changed; the current
     # value's line gives what it replaced

@@ -160,9 +160,16 @@ def chat(method, dialogue, pairs):
     method.wait()
 
 
+def small_window(method, chars: int = 60):
+    """The method with a conversation window of `chars` (core.methods.layout): these dialogues' last
+    round and no more, so the rounds before are memory lines."""
+    method.config = replace(method.config, generation=replace(method.config.generation, max_history_chars=chars))
+    return method
+
+
 def test_dsmart_answer_prompt_shows_sentences_not_triples():
     llm = ScriptedLLM(["Your sister Ana works as a nurse."] * 60)
-    method = create_method("dsmart", Toolkit(llm=llm))
+    method = small_window(create_method("dsmart", Toolkit(llm=llm)))
     dialogue = Dialogue()
     chat(method, dialogue, [("My sister Ana moved to Lisbon last year and works as a nurse.", "How nice."),
                             ("I keep a small vegetable patch behind the house.", "Lovely.")])
@@ -222,12 +229,12 @@ def test_the_default_recall_embedder_finds_the_answer_that_shares_no_word_with_t
 @pytest.mark.parametrize("name", ["dsm", "dsmart"])
 def test_a_sentence_the_recent_turns_show_is_not_repeated_among_the_memory_lines(name):
     llm = ScriptedLLM(["Noted."] * 80)
-    method, dialogue = create_method(name, Toolkit(llm=llm)), Dialogue()
+    method, dialogue = small_window(create_method(name, Toolkit(llm=llm))), Dialogue()
     chat(method, dialogue, [("My sister Ana works as a nurse in Lisbon.", "How nice."),
                             ("My dog is Rex.", "Good name."),
                             ("I keep a small vegetable patch behind the house.", "Lovely.")])
     prompt = "\n".join(m["content"] for m in method.respond(dialogue, "What do I grow and what does Ana do?").trace.prompt)
-    assert prompt.count("vegetable patch") == 1  # the last round: in the recent turns, not again as a memory line
+    assert prompt.count("vegetable patch") == 1  # the last round: in the window, not again as a memory line
     assert "Your sister Ana works as a nurse in Lisbon." in prompt  # an older round: a memory line
     # a line that carries a value's history stays although its sentence is in the recent turns
     chat(method, dialogue, [("Actually my dog is called Max.", "Noted.")])

@@ -55,10 +55,10 @@ def test_cut_at_stop_uses_earliest_stop():
 
 def test_prompts_are_package_data_and_placeholders_checked():
     assert "helpful assistant" in load_prompt("chat_system")
-    text = render_prompt("rag_system", chat_system="Be kind.", evidence="- You said: hi")
-    assert text.startswith("Be kind.") and "- You said: hi" in text and "{evidence}" not in text
+    text = render_prompt("reply_length", sentences=2)
+    assert text.startswith("Keep your replies short") and "at most 2 sentences" in text and "{sentences}" not in text
     with pytest.raises(KeyError):
-        render_prompt("rag_system")
+        render_prompt("reply_length")
     with pytest.raises(FileNotFoundError):
         load_prompt("no_such_prompt")
 

@@ -311,7 +311,7 @@ def test_mcts_method_answers_with_knowledge_and_tree(tmp_path):
                         reasoner=ReasonerSettings(cache=False))
 
     def reply(messages):
-        return "Dogs love parks, and a leash helps." if "Knowledge:" in messages[0].content else _reply_by_relation(messages)
+        return "Dogs love parks, and a leash helps." if any("Knowledge:" in m.content for m in messages) else _reply_by_relation(messages)
 
     llm = ScriptedLLM(reply, scorer=_scorer)
     method = create_method("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config)
@@ -320,7 +320,7 @@ def test_mcts_method_answers_with_knowledge_and_tree(tmp_path):
     assert out.text == "Dogs love parks, and a leash helps."
     assert len(out.evidence) == 5 and all(e.kind == "knowledge" for e in out.evidence)
     assert out.trace.kind == "mcts" and out.trace.prompt[0]["role"] == "system"
-    assert all(e.text in out.trace.prompt[0]["content"] for e in out.evidence)
+    assert all(e.text in out.trace.prompt[-2]["content"] for e in out.evidence)  # after the conversation (core.methods.layout)
     assert "Keep your replies short: at most 3 sentences." in out.trace.prompt[0]["content"]
     assert {"reason", "search", "generate"} <= set(out.timings)
     root = out.trace.nodes[0].detail

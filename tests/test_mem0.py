@@ -75,7 +75,7 @@ def test_rounds_become_memories_with_events_scores_and_trace(hashing_embedder):
     labels = [n.label for n in reply.trace.nodes]
     assert "ADD: User loves pizza" in labels and "ADD: User lives in Paris" in labels
     assert any(n.id == "search" for n in reply.trace.nodes)
-    assert "User lives in Paris" in reply.trace.prompt[0]["content"]  # the memories reach the reply's prompt
+    assert "User lives in Paris" in reply.trace.prompt[-2]["content"]  # the memories reach the reply's prompt, before the message
     # the next reply's trace shows only the rounds added since
     talk(m, [("I play the violin", "Great.")], d)
     later = m.respond(d, "violin?")
@@ -96,7 +96,7 @@ def test_a_memorys_relative_time_reaches_the_reply_anchored_to_its_rounds_day(ha
         for role, text in (("user", "I adopted a dog yesterday"), ("assistant", "Congratulations!")):
             m.observe(d.add(Turn(role, text, date="8 May, 2023")))
         m.wait()
-        assert shown in m.respond(d, "When did I adopt my dog?").trace.prompt[0]["content"]
+        assert shown in m.respond(d, "When did I adopt my dog?").trace.prompt[-2]["content"] + "\n"
 
 
 @pytest.mark.parametrize("bad", ["not json at all", '["a list"]', '{"memory": ["a string, not an object"]}',

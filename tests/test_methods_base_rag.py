@@ -56,20 +56,28 @@ def test_rag_retrieves_the_relevant_turn(hashing_embedder):
     assert method.observed == 6
 
 
-def test_rag_prompt_holds_evidence_and_recent_turns(hashing_embedder):
+def test_rag_prompt_is_system_window_memory_then_message(hashing_embedder):
+    """core.methods.layout: the stable system message, the conversation window, then the memory of
+    turns the window no longer shows, then the message (what changes comes last, for the cache)."""
+    from core.config import GenerationSettings
+
     llm = ScriptedLLM(["Rex."])
-    method = create_method("rag", Toolkit(llm, hashing_embedder), RAGConfig(top_k=1, recent_turns=2))
+    method = create_method("rag", Toolkit(llm, hashing_embedder), RAGConfig(top_k=1, generation=GenerationSettings(max_history_chars=40)))
     reply = method.respond(_dialogue(), "what is my dog called")
-    system = llm.requests[0][0].content
-    assert "- Your dog is called Rex." in system  # the user's turn said back to the user (core.methods.render)
-    assert [m.content for m in llm.requests[0][1:]] == ["I like green tea.", "Green tea is healthy.", "what is my dog called"]
+    sent = llm.requests[0]
+    assert [m.role for m in sent] == ["system", "user", "assistant", "system", "user"]
+    assert [m.content for m in sent[1:3]] == ["I like green tea.", "Green tea is healthy."]
+    assert "- Your dog is called Rex." in sent[3].content  # the user's turn said back to the user (core.methods.render)
+    assert sent[-1].content == "what is my dog called" and "Rex" not in sent[0].content
     assert [e.source for e in reply.evidence] == ["S0:0"]
     assert set(reply.timings) == {"retrieve", "build_prompt", "generate"}
 
 
-def test_rag_excludes_recent_turns_from_retrieval(hashing_embedder):
-    method = create_method("rag", Toolkit(ScriptedLLM(), hashing_embedder), RAGConfig(top_k=10, recent_turns=2))
-    method.respond(_dialogue(), "green tea")
+def test_rag_shows_no_memory_of_turns_the_window_shows(hashing_embedder):
+    llm = ScriptedLLM(["ok"])
+    reply = create_method("rag", Toolkit(llm, hashing_embedder), RAGConfig(top_k=10)).respond(_dialogue(), "green tea")
+    assert reply.evidence == () and [m.role for m in llm.requests[0]].count("system") == 1
+    method = create_method("rag", Toolkit(ScriptedLLM(), hashing_embedder))
     assert all(e.source not in {"S0:4", "S0:5"} for e in method.retrieve(_dialogue(), "green tea", 10, exclude_last=2))
 
 
@@ -89,8 +97,9 @@ def test_rag_shows_turns_time_anchored_unless_turned_off(hashing_embedder):
                                     Turn("assistant", "Congratulations!", date="8 May, 2023")])
     for anchor, shown in ((True, "User: I adopted a cat yesterday (7 May 2023)."), (False, "User: I adopted a cat yesterday.")):
         method = create_method("rag", Toolkit(ScriptedLLM(["ok"]), hashing_embedder))
-        method.config = replace(method.config, anchor_time=anchor, recent_turns=0)  # both turns searchable
+        # a window of 10 characters shows the newest turn alone: the user's turn is memory
+        method.config = replace(method.config, anchor_time=anchor, generation=replace(method.config.generation, max_history_chars=10))
         assert method.retrieve(dialogue, "when did I adopt a cat", k=1)[0].text == shown
         method.respond(dialogue, "when did I adopt a cat")
         said = "- You adopted a cat yesterday (7 May 2023)." if anchor else "- You adopted a cat yesterday."
-        assert said + "\n" in method.tools.llm.requests[0][0].content + "\n"  # the prompt follows the flag too
+        assert said + "\n" in method.tools.llm.requests[0][-2].content + "\n"  # the prompt follows the flag too

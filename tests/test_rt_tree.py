@@ -369,28 +369,30 @@ def _dsmart_prompt(hashing_embedder, **config) -> list[dict]:
     return list(method.respond(_recent_dialogue(), "How old is Rex?").trace.prompt)
 
 
-def test_dsmart_shows_the_latest_turns_as_a_section_of_its_answer_prompt(hashing_embedder):
-    """By default the turns before the question are provided information inside the response
-    prompt, in the memory lines' voice, not chat turns the reader would continue."""
+def test_dsmart_shows_the_conversation_as_chat_turns_before_its_answer_prompt(hashing_embedder):
+    """By default the conversation window comes as chat turns before the Appendix E prompt (the
+    server's cache keeps them between replies, core.methods.layout), and the question is asked again
+    just before "Answer:" (the turns hold an earlier question)."""
     prompt = _dsmart_prompt(hashing_embedder)
-    assert [m["role"] for m in prompt] == ["system", "user"]
+    assert [m["role"] for m in prompt] == ["system", "user", "assistant", "user"]
+    assert prompt[2]["content"] == "You build and repair violins."
     last = prompt[-1]["content"]
-    section = ("The conversation just before the question:\nYou: Remind me, what do I do for a living?\n"
-               "I: You build and repair violins.\n---\nKnown Facts")
-    assert section in last and last.index("Question: How old is Rex?") < last.index(section)
-    # the section holds an earlier question: this one is asked again just before "Answer:"
+    assert "conversation just before" not in last and last.index("Question: How old is Rex?") < last.index("Known Facts")
     assert last.rstrip().endswith("---\nQuestion: How old is Rex?\nAnswer:")
 
 
-def test_dsmart_turns_in_answer_messages_and_none(hashing_embedder):
-    as_turns = _dsmart_prompt(hashing_embedder, turns_in_answer="messages")
-    assert [m["role"] for m in as_turns] == ["system", "user", "assistant", "user"]
-    assert as_turns[2]["content"] == "You build and repair violins."
-    assert "conversation just before" not in as_turns[-1]["content"]
-    assert as_turns[-1]["content"].count("Question: How old is Rex?") == 1  # asked once, as Appendix E
+def test_dsmart_turns_in_answer_section_and_none(hashing_embedder):
+    as_section = _dsmart_prompt(hashing_embedder, turns_in_answer="prompt")  # issue 40's layout
+    assert [m["role"] for m in as_section] == ["system", "user"]
+    last = as_section[-1]["content"]
+    section = ("The conversation just before the question:\nYou: Remind me, what do I do for a living?\n"
+               "I: You build and repair violins.\n---\nKnown Facts")
+    assert section in last and last.index("Question: How old is Rex?") < last.index(section)
+    assert last.rstrip().endswith("---\nQuestion: How old is Rex?\nAnswer:")
     bare = _dsmart_prompt(hashing_embedder, turns_in_answer="none")  # Appendix E as written
     assert [m["role"] for m in bare] == ["system", "user"]
     assert "violins" not in bare[-1]["content"] and "conversation just before" not in bare[-1]["content"]
+    assert bare[-1]["content"].count("Question: How old is Rex?") == 1  # asked once, as Appendix E
 
 
 def test_the_reasoning_process_says_what_a_graph_step_found_without_a_count(hashing_embedder):

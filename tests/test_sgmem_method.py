@@ -3,6 +3,8 @@ retrieval benchmarks end to end on tiny files."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
@@ -71,17 +73,25 @@ def test_memory_tables_search_top_k_per_kind(tmp_path):
     assert found[1].text == "The user is learning the violin." and 1.0 <= found[1].score <= 2.0
 
 
+def newest_turn_only(method):
+    """The method with a conversation window of one character: the newest turn alone is shown as a
+    turn (core.methods.layout), the turns before it are memory."""
+    method.config = replace(method.config, generation=replace(method.config.generation, max_history_chars=1))
+    return method
+
+
 def test_sgmem_method_responds_with_evidence_and_trace():
     tools = Toolkit(llm=ScriptedLLM(replies), embedder=HashingEmbedder(1024))
-    method = create_method("sgmem", tools)
+    method = newest_turn_only(create_method("sgmem", tools))
     d = chat()
     reply = method.respond(d, "a dog named Luna")
     assert reply.text == "Your dog is called Luna." and reply.method == "sgmem"
     assert reply.evidence and reply.evidence[0].source == "S0:0"  # the turn about Luna ranks first
     assert reply.trace.kind == "steps" and any(n.detail.get("role") == "seed" for n in reply.trace.nodes)
-    system = reply.trace.prompt[0]["content"]
-    assert system.startswith("You are a helpful assistant.") and "Earlier in this conversation:\n" in system
-    assert "- You also started learning the violin." in system  # the user's turn in the second person
+    assert reply.trace.prompt[0]["content"].startswith("You are a helpful assistant.")
+    notes = reply.trace.prompt[-2]["content"]  # the memory: after the conversation, before the message (core.methods.layout)
+    assert notes.startswith("Notes from earlier in this conversation")
+    assert "- You also started learning the violin." in notes  # the user's turn in the second person
     assert method.observed == 4
     d.add(Turn(USER, "My dog loves the park.", session=0))
     method.sync(d)
@@ -139,6 +149,8 @@ def test_sgmem_h_chat_method_seeds_the_graph_from_bm25_and_dense_and_says_it_is_
     assert "not in the paper" in method_class("sgmem-h").label
     embedder = HashingEmbedder(64)
     method = create_method("sgmem-h", Toolkit(llm=ScriptedLLM(replies), embedder=embedder))
+    assert method.config.generation == create_method("sgmem", Toolkit(llm=ScriptedLLM(), embedder=embedder)).config.generation
+    method = newest_turn_only(method)
     assert method.config.hybrid is not None and method.config.chunk_level == "turn"
     assert method.config.hybrid == hybrid_settings(embedder.name, "turn").hybrid
     assert method.retriever.name == "sgmem-t+h"

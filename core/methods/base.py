@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from core.config import BaseConfig
 from core.dialogue import Dialogue, Reply
-from core.methods.method import Method, Stopwatch, chat_prompt
+from core.methods.layout import layout_prompt
+from core.methods.method import Method, Stopwatch
 from core.methods.render import chat_system
 
 
@@ -22,6 +23,6 @@ class PlainMethod(Method):
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         with watch("build_prompt"):
-            messages = chat_prompt(chat_system(gen.reply_sentences), dialogue.turns(), query, gen.max_history_chars)
+            messages = layout_prompt(chat_system(gen.reply_sentences), dialogue.turns(), query, gen.max_history_chars)
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages)

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Iterator
 
-from core.dialogue import ASSISTANT, Dialogue, Evidence, Reply, Trace, Turn
+from core.dialogue import Dialogue, Evidence, Reply, Trace, Turn
 from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, Message
 from core.resources import Embedder
@@ -196,11 +196,6 @@ def recent_turns(dialogue: Dialogue, n: int) -> list[Turn]:
     return dialogue.turns()[-n:] if n else []
 
 
-def chat_prompt(system: str, history: list[Turn], query: str, max_chars: int) -> list[Message]:
-    """System prompt, the most recent turns of `history` that fit in `max_chars`, then the query."""
-    return [Message("system", system), *history_messages(history, max_chars), Message("user", query)]
-
-
 def prompt_record(messages: list[Message]) -> tuple[dict[str, str], ...]:
     """Messages as plain dicts, for a Trace stored as JSON."""
     return tuple({"role": m.role, "content": m.content} for m in messages)
@@ -208,17 +203,3 @@ def prompt_record(messages: list[Message]) -> tuple[dict[str, str], ...]:
 
 def turn_line(turn: Turn) -> str:
     return f"{turn.speaker or turn.role.capitalize()}: {turn.text}"
-
-
-def history_messages(turns: list[Turn], max_chars: int) -> list[Message]:
-    """The most recent turns that fit in `max_chars`, oldest first, as chat messages. Named
-    speakers (benchmark dialogues between two people) keep their names in the text."""
-    out: list[Message] = []
-    used = 0
-    for turn in reversed(turns):
-        text = f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
-        if out and used + len(text) > max_chars:
-            break
-        used += len(text)
-        out.append(Message(ASSISTANT if turn.role == ASSISTANT else "user", text))
-    return out[::-1]

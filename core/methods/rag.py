@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from core.config import RAGConfig
 from core.dialogue import Dialogue, Evidence, Reply, Turn
-from core.llm.prompts import render_prompt
-from core.methods.method import Method, Stopwatch, chat_prompt, recent_turns, turn_line
+from core.methods.layout import layout_prompt, memory_message, outside_window, shown_turn_ids
+from core.methods.method import Method, Stopwatch, turn_line
 from core.methods.render import chat_system, memory_notes
 from core.timeref import anchor_dated
 from core.vectors import VectorIndex
@@ -66,10 +66,12 @@ class RagMethod(Method):
         cfg, gen = self.config, self.config.generation
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
-        with watch("retrieve"):
-            evidence = self.retrieve(dialogue, query, cfg.top_k, exclude_last=cfg.recent_turns)
+        turns = dialogue.turns()
+        with watch("retrieve"):  # top-K of the turns the conversation window no longer shows
+            shown = shown_turn_ids(turns, gen.max_history_chars)
+            evidence = outside_window(self.retrieve(dialogue, query, cfg.top_k + len(shown)), shown)[:cfg.top_k]
         with watch("build_prompt"):
-            system = render_prompt("rag_system", chat_system=chat_system(gen.reply_sentences), evidence=memory_notes(evidence))
-            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
+            messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,
+                                     memory_message(memory_notes(evidence)))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages, evidence)

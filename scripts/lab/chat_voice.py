@@ -17,7 +17,7 @@ from core.config import BaseConfig
 from core.dialogue import ASSISTANT, USER, Turn
 from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
 from core.llm.prompts import load_prompt
-from core.methods.method import chat_prompt
+from core.methods.layout import layout_prompt
 from core.paths import portable_path
 
 BEFORE = ("You are a helpful, consistent assistant in a multi-turn conversation. Answer the user's latest message. "
@@ -49,7 +49,7 @@ def play(llm, system: str, turns: list[str], facts: list[str], gen) -> list[dict
     history: list[Turn] = []
     out = []
     for i, text in enumerate(turns):
-        messages = chat_prompt(system, history, text, gen.max_history_chars)
+        messages = layout_prompt(system, history, text, gen.max_history_chars)
         reply = llm.chat(messages, temperature=gen.temperature, max_tokens=60).text.strip()
         history += [Turn(USER, text), Turn(ASSISTANT, reply)]
         if i > 0:

@@ -62,5 +62,4 @@ class RecallConfig:
 class DsmMethodConfig:
     memory: DSMConfig = DSMConfig()
     recall: RecallConfig = RecallConfig()
-    recent_turns: int = 2
     generation: GenerationSettings = GenerationSettings()

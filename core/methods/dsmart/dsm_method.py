@@ -16,7 +16,8 @@ from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.recall import Recalled, SentenceRanker, memory_text, plain_text, shown_already, sourced_facts
 from core.methods.dsmart.vocab import label_of
-from core.methods.method import Method, Stopwatch, chat_prompt, history_messages, recent_turns
+from core.methods.layout import conversation_window, layout_prompt, memory_message, window_messages
+from core.methods.method import Method, Stopwatch
 from core.methods.render import chat_system
 
 STATE_VERSION = b"DSM1"
@@ -171,20 +172,19 @@ class DsmMethod(DsmBacked):
         return [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines[:k]]
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
-        cfg, gen = self.config, self.config.generation
+        gen = self.config.generation
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         with watch("read_memory"):
             graph = self.memory.graph  # the last finished snapshot: never half-merged
             facts = [t for t in graph if is_fact(t)]
-        recent = recent_turns(dialogue, cfg.recent_turns)
-        with watch("rank"):  # the recent turns as the prompt shows them are not repeated as memory lines
-            shown = [m.content for m in history_messages(recent, gen.max_history_chars)]
+        turns = dialogue.turns()
+        with watch("rank"):  # the turns the conversation window shows are not repeated as memory lines
+            shown = [m.content for m in window_messages(conversation_window(turns, gen.max_history_chars))]
             lines = self.recall(query, graph, facts, shown=shown)
         with watch("build_prompt"):
-            system = render_prompt("dsmart_answer", chat_system=chat_system(gen.reply_sentences),
-                                   memory=memory_text(lines) or "(nothing yet)")
-            messages = chat_prompt(system, recent, query, gen.max_history_chars)
+            messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,
+                                     memory_message(memory_text(lines), header=render_prompt("dsmart_answer")))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         evidence = [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines]
         return self._reply(text, watch, calls0, messages, evidence)

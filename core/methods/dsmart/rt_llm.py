@@ -145,9 +145,9 @@ class TreeModel:
         facts = memory if memory is not None else self.facts_text(state)
         turns = self.turns_in_answer
         conversation = conversation_section(self.context) if turns == "prompt" else ""
-        # the section holds another question after this one: asked again last, the reader answers
+        # the turns shown hold other questions before this one: asked again last, the reader answers
         # this one, not the turn before (docs/dsm-memory.md, "The reply answered the turn before")
-        again = f"Question: {query}\n" if conversation else ""
+        again = f"Question: {query}\n" if self.context and turns != "none" else ""
         prompt = render_prompt("rt_response", query=query, conversation=conversation, triples=facts or "(none yet)",
                                trajectory=self.trajectory_text(state), question_again=again)
         # Appendix E's instructions do not change from turn to turn: in the system message they are

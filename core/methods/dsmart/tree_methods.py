@@ -27,7 +27,8 @@ from core.methods.dsmart.recall import Recalled, memory_text
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel, TurnsInAnswer
-from core.methods.method import Method, Progress, Stopwatch, history_messages, recent_turns
+from core.methods.layout import conversation_window, window_messages
+from core.methods.method import Method, Progress, Stopwatch
 from core.paths import MissingResource
 
 
@@ -36,12 +37,13 @@ class DsmartConfig:
     memory: DSMConfig = DSMConfig()
     tree: RTConfig = RTConfig()
     recall: RecallConfig = RecallConfig()  # the reached facts' source sentences in the answer prompt
-    recent_turns: int = 2  # latest turns the answer prompt shows (the DSM holds the rest)
-    # where: a section of the response prompt. As chat turns before it the reader continued the
-    # last reply (90% of sampled memory answers right against 94-96%); "none" is Appendix E as
-    # written (94%): no turns, so a follow-up ("shorter, please") loses what it follows
+    # Where the answer prompt shows the conversation (the window every chat method shows,
+    # core.methods.layout): as chat turns before the Appendix E prompt, so the server's cache keeps
+    # them between replies (issue 53), with the question asked again just before "Answer:". As a
+    # section of the prompt ("prompt", the layout of issue 40) it is computed again every reply;
+    # "none" is Appendix E as written: a follow-up ("shorter, please") loses what it follows
     # (docs/dsm-memory.md)
-    turns_in_answer: TurnsInAnswer = "prompt"
+    turns_in_answer: TurnsInAnswer = "messages"
     generation: GenerationSettings = GenerationSettings()
 
 
@@ -50,7 +52,6 @@ class RtOnlyConfig:
     # Over an empty graph the tree can only THINK and ANSWER; the embedding scorer cannot value a
     # thought, so `rt` asks the LLM (the choice policy and digit value for weak models).
     tree: RTConfig = RTConfig(scorer="llm")
-    recent_turns: int = 2
     # the turns are all `rt` has: it keeps them as chat turns (not measured with the section)
     turns_in_answer: TurnsInAnswer = "messages"
     generation: GenerationSettings = GenerationSettings()
@@ -74,7 +75,7 @@ class TreeResponder:
         with watch("link"):
             links = self.linker().link(query, view, cfg.tree.max_linked) if view.facts else []
         model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
-                          context=history_messages(recent_turns(dialogue, cfg.recent_turns), gen.max_history_chars),
+                          context=window_messages(conversation_window(dialogue.turns(), gen.max_history_chars)),
                           generation=gen, embedder=self.tools.embedder, turns_in_answer=cfg.turns_in_answer)
         started = watch.started
         self._progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))

@@ -12,7 +12,8 @@ from core.dialogue import Dialogue, Evidence, Reply, Trace
 from core.llm.prompts import render_prompt
 from core.methods.render import chat_system
 from core.methods.mcts.config import MCTSConfig
-from core.methods.method import Method, Stopwatch, chat_prompt, prompt_record, recent_turns, turn_line
+from core.methods.layout import layout_prompt, memory_message
+from core.methods.method import Method, Stopwatch, prompt_record, recent_turns, turn_line
 
 
 @dataclass
@@ -87,14 +88,15 @@ class MCTSMethod(Method):
         return list(self.search(dialogue, query).knowledge[:k])
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
-        cfg, gen = self.config, self.config.generation
+        gen = self.config.generation
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         result = self.search(dialogue, query, watch)
         self._show(self.trace(result))  # the knowledge and the trees, before the answer streams
         with watch("build_prompt"):
-            knowledge = "\n".join(f"- {e.text}" for e in result.knowledge) or "(none found)"
-            system = render_prompt("mcts_response", chat_system=chat_system(gen.reply_sentences), knowledge=knowledge)
-            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
+            # the paper's knowledge block, after the conversation (core.methods.layout): none when none was found
+            knowledge = "\n".join(f"- {e.text}" for e in result.knowledge)
+            messages = layout_prompt(chat_system(gen.reply_sentences), dialogue.turns(), query, gen.max_history_chars,
+                                     memory_message(knowledge, header=render_prompt("mcts_response")))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         return self._reply(text, watch, calls0, messages, result.knowledge, self.trace(result, prompt_record(messages)))

@@ -12,7 +12,6 @@ from core.config import GenerationSettings
 class Mem0Config:
     top_k: int = 10  # memories retrieved for a reply (mem0's `search` default is 20; its paper's eval used 10)
     threshold: float = 0.1  # mem0's `search` default: memories scoring below it are not returned
-    recent_turns: int = 4  # the latest turns still go to the reply as chat history, as in `rag`
     # mem0's extraction call: its default temperature (0.1). Its default max_tokens is 2000; a 0.5B
     # model that loops inside the JSON would spend minutes per round on CPU, so the bound is lower.
     extraction_temperature: float = 0.1

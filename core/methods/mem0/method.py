@@ -23,11 +23,12 @@ from dataclasses import asdict, dataclass, field
 
 from core.dialogue import USER, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
 from core.llm import cost
-from core.llm.prompts import render_prompt
 from core.methods.mem0.config import Mem0Config
 from core.methods.mem0.library import export_state, import_state, new_memory
 from core.methods.mem0.offline import CallLog, load_mem0
-from core.methods.method import Method, Progress, Stopwatch, chat_prompt, prompt_record, recent_turns, turn_line
+from core.methods.layout import layout_prompt, memory_message
+from core.methods.method import Method, Progress, Stopwatch, prompt_record, turn_line
+from core.methods.render import chat_system
 from core.timeref import anchor_dated
 
 STATE_VERSION = 1
@@ -201,9 +202,10 @@ class Mem0Method(Method):
         with watch("retrieve"):
             evidence = self.search(query, cfg.top_k)
         with watch("build_prompt"):
-            listed = "\n".join(f"- {self._memory_line(e)}" for e in evidence) or "(none yet)"
-            system = render_prompt("mem0_system", memories=listed)
-            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
+            # the chat prompt every method shares (core.methods.layout): the memories after the conversation
+            listed = "\n".join(f"- {self._memory_line(e)}" for e in evidence)
+            messages = layout_prompt(chat_system(gen.reply_sentences), dialogue.turns(), query, gen.max_history_chars,
+                                     memory_message(listed))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         trace = Trace("steps", nodes=self.trace_nodes(evidence), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, evidence, trace)

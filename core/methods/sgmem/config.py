@@ -59,7 +59,6 @@ class SGMemConfig:
     # time expressions resolved against the session date ("yesterday (7 May 2023)"). Only what the
     # reader sees changes: sentences are embedded and searched as they were said.
     anchor_time: bool = True
-    recent_turns: int = 2  # chat: the latest turns always go into the prompt
     memory_generation: MemoryGenerationSettings = MemoryGenerationSettings()
     generation: GenerationSettings = field(default_factory=lambda: GenerationSettings(temperature=0.7, max_tokens=300))
 

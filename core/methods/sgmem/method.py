@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode, Turn
-from core.llm.prompts import render_prompt
 from core.methods.render import chat_system, memory_notes
-from core.methods.method import Method, Stopwatch, chat_prompt, prompt_record, recent_turns
+from core.methods.layout import layout_prompt, memory_message, outside_window, shown_turn_ids
+from core.methods.method import Method, Stopwatch, prompt_record
 from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
 from core.methods.sgmem.memory import MemoryGenerator
 from core.methods.sgmem.retriever import SGMemHits, SGMemRetriever
@@ -55,14 +55,17 @@ class SGMemMethod(Method):
         cfg, gen = self.config, self.config.generation
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
-        with watch("retrieve"):
-            hits = self.search(dialogue, query, cfg.top_k)
-        evidence = list(hits.chunks) + list(hits.memories)
+        turns = dialogue.turns()
+        shown = shown_turn_ids(turns, gen.max_history_chars)
+        with watch("retrieve"):  # the turns the conversation window shows are in the prompt already
+            hits = self.search(dialogue, query, cfg.top_k + len(shown))
+        chunks = outside_window(hits.chunks, shown)[:cfg.top_k]
+        evidence = chunks + list(hits.memories)
         with watch("build_prompt"):
-            # the chat prompt every method shares (core.methods.render); the paper's B.1 response
+            # the chat prompt every method shares (core.methods.layout); the paper's B.1 response
             # prompt ("multiple paragraphs ... in markdown") stays the benchmarks' reader
-            system = render_prompt("sgmem_chat", chat_system=chat_system(gen.reply_sentences), context=memory_notes(evidence))
-            messages = chat_prompt(system, recent_turns(dialogue, cfg.recent_turns), query, gen.max_history_chars)
+            messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,
+                                     memory_message(memory_notes(evidence)))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
         trace = Trace("steps", nodes=trace_nodes(self.retriever, hits), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, evidence, trace)
@@ -85,8 +88,7 @@ class SGMemHybridMethod(SGMemMethod):
             from core.methods.calibration import hybrid_settings
 
             chat = self.default_config()
-            config = replace(hybrid_settings(getattr(tools.need_embedder(), "name", ""), "turn"),
-                             recent_turns=chat.recent_turns, generation=chat.generation)
+            config = replace(hybrid_settings(getattr(tools.need_embedder(), "name", ""), "turn"), generation=chat.generation)
         super().__init__(tools, config)
 
 

@@ -1,0 +1,88 @@
+"""core.methods.layout: the prompt every chat method shares, laid out for the prompt cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.dialogue import Dialogue, Evidence, Turn
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.methods.layout import conversation_window, layout_prompt, memory_message, outside_window, window_start
+
+
+def turns(*sizes: int) -> list[Turn]:
+    return [Turn("user" if i % 2 == 0 else "assistant", "x" * n, f"S0:{i}") for i, n in enumerate(sizes)]
+
+
+def test_window_start_by_hand():
+    # budget 100, half 50: starts at 0, then where the text since the last start passes 50:
+    # sizes 30 30 | 30 30 | 30 -> starts 0, 1 (30+30>50), 2 (30+30>50), 3, 4
+    assert window_start(turns(30, 30, 30), 100) == 0  # 90 fits
+    assert window_start(turns(30, 30, 30, 30), 100) == 1  # 120 does not; from turn 1: 90
+    assert window_start(turns(), 100) == 0
+    assert window_start(turns(500), 100) == 0  # the newest turn is always shown
+    assert window_start(turns(10, 500), 100) == 1
+
+
+def test_the_window_moves_in_steps_so_the_prompt_start_stays_for_several_turns():
+    sizes = [40] * 30  # budget 400: a sliding window would move every turn
+    starts = [window_start(turns(*sizes[:n]), 400) for n in range(1, 31)]
+    moves = sum(1 for a, b in zip(starts, starts[1:]) if a != b)
+    assert moves <= 30 // 4  # about every half budget (5 turns of 40), not every turn
+    assert starts == sorted(starts)  # never back
+    for n, start in zip(range(1, 31), starts):
+        assert sum(sizes[start:n]) <= 400
+
+
+def test_a_prompt_is_a_prefix_of_the_next_one_until_the_window_moves():
+    d = Dialogue()
+    prompts = []
+    for i in range(6):
+        query = f"message {i}"
+        prompts.append(layout_prompt("SYSTEM", d.turns(), query, 6000, memory_message(f"- note {i}")))
+        d.add(Turn("user", query))
+        d.add(Turn("assistant", f"reply {i}"))
+    for before, after in zip(prompts, prompts[1:]):
+        shared = before[:-2]  # the memory and the message change; the rest is kept
+        assert after[:len(shared)] == shared
+        assert [m.content for m in after[len(shared):len(shared) + 2]] == [before[-1].content, after[len(shared) + 1].content]
+    assert [m.role for m in prompts[-1][-2:]] == ["system", "user"]
+
+
+def test_no_memory_message_without_notes():
+    assert memory_message("") is None and memory_message("(nothing yet)") is None
+    prompt = layout_prompt("S", turns(5, 5), "q", 100)
+    assert [m.role for m in prompt] == ["system", "user", "assistant", "user"]
+    note = memory_message("- You live in Porto.", header="Facts:")
+    assert note.role == "system" and note.content == "Facts:\n- You live in Porto."
+
+
+def test_outside_window_keeps_what_the_window_does_not_show():
+    shown = {"S0:2", "S0:3"}
+    items = [Evidence("a", 1.0, "S0:2", "turn"), Evidence("b", 0.9, "S0:0", "turn"),
+             Evidence("c", 0.8, "r1", "round", meta={"turn_ids": ["S0:2", "S0:3"]}),
+             Evidence("d", 0.7, "r0", "round", meta={"turn_ids": ["S0:1", "S0:2"]}),
+             Evidence("e", 0.6, "", "fact")]
+    assert [e.text for e in outside_window(items, shown)] == ["b", "d", "e"]
+
+
+@pytest.mark.parametrize("name", ["base", "rag", "sgmem", "sgmem-h", "dsm", "dsmart"])
+def test_every_chat_method_keeps_the_system_message_and_the_turns_first(name, hashing_embedder):
+    """Between two replies of one conversation, each method's prompt starts with the previous
+    prompt's system message and turns: what the server's cache holds is reused."""
+    llm = ScriptedLLM(lambda messages: "Nice.")
+    method, d = create_method(name, Toolkit(llm=llm, embedder=hashing_embedder)), Dialogue()
+    prompts = []
+    for text in ("Hi, I'm Ana and I teach chemistry in Porto.", "My brother Rui repairs bikes.", "What does Rui do?"):
+        method.sync(d)
+        method.wait()
+        prompts.append(list(method.respond(d, text).trace.prompt))
+        for turn in (d.add(Turn("user", text)), d.add(Turn("assistant", "Nice."))):
+            method.observe(turn)
+    system = prompts[0][0]
+    for before, after in zip(prompts, prompts[1:]):
+        assert after[0] == system
+        turns_before = [m for m in before[1:] if m["role"] != "system"][:-1]
+        turns_after = [m for m in after[1:] if m["role"] != "system"]
+        assert turns_after[:len(turns_before)] == turns_before
+    assert conversation_window(d.turns(), 6000) == d.turns()
