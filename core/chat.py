@@ -127,6 +127,8 @@ class ChatSession:
             "seconds": round(seconds, 3),
             "first_output_s": round(min(first.values()), 3) if first else round(seconds, 3),
             "first_trace_s": round(first["trace"], 3) if "trace" in first else None,
+            "first_text_s": round(first["text"], 3) if "text" in first else None,  # None: no text was streamed
+            **prompt_work(reply.cost),
             "model": reply.model,
             "llm_calls": reply.llm_calls,
             "cost": reply.cost,
@@ -144,6 +146,18 @@ class ChatSession:
         self.service.add_exchange(self.conversation_id, self.method_name, text,
                                   Reply(text=reply, method=self.method_name, model="transcript"))
         self.turn_index += 1
+
+
+def prompt_work(reply_cost: dict | None) -> dict:
+    """Where a reply's LLM time went, from what the server reported for its requests: prompt tokens
+    computed and reused from the cache, and the server's prefill and decode seconds (None each
+    where the backend does not report them: an endpoint, the scripted fake)."""
+    from core.llm import cost as llm_cost
+
+    work = llm_cost.totals(reply_cost or {})
+    keys = (("prompt_computed", "processed_tokens"), ("prompt_reused", "cached_tokens"), ("prefill_s", "prefill_s"),
+            ("decode_s", "decode_s"))
+    return {name: work.get(key) for name, key in keys}
 
 
 def nli_judge() -> ReplyJudge:
@@ -196,6 +210,11 @@ def summarise(records: list[dict]) -> dict:
     seconds = np.array([r["seconds"] for r in records], dtype=float)
     later = seconds[1:]
     first_output = np.array([r.get("first_output_s", r["seconds"]) for r in records[1:]], dtype=float)
+
+    def median_after_first(key: str) -> float | None:
+        values = [r[key] for r in records[1:] if r.get(key) is not None]
+        return round(float(np.median(values)), 3) if values else None
+
     stages: dict = {}
     for r in records[1:]:
         stages = llm_cost.merge(stages, r.get("cost") or {})
@@ -207,6 +226,9 @@ def summarise(records: list[dict]) -> dict:
         "median_s_after_first": round(float(np.median(later)), 3) if len(later) else None,
         "max_s_after_first": round(float(np.max(later)), 3) if len(later) else None,
         "first_output_max_s_after_first": round(float(np.max(first_output)), 3) if len(first_output) else None,
+        # issue 53: the reply's first words and the prompt work behind them, per reply after the first
+        **{f"median_{key}_after_first": median_after_first(key)
+           for key in ("first_text_s", "prompt_computed", "prompt_reused", "prefill_s", "decode_s")},
         "stages_after_first": stages,
         "questions": len(judged),
         "correct": int(sum(judged)),

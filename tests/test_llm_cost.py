@@ -189,15 +189,17 @@ def test_server_requests_are_counted_per_stage_and_summed():
     wall time) adds up per stage beside the call counts, and merges and totals keep it."""
     with cost.measure() as meter:
         with cost.stage("value"):
-            cost.record_requests(processed=40, cached=200, generated=1, seconds=0.25)
-            cost.record_requests(processed=2, cached=238, generated=1, seconds=0.05)
+            cost.record_requests(processed=40, cached=200, generated=1, seconds=0.25, prefill_s=0.2, decode_s=0.03)
+            cost.record_requests(processed=2, cached=238, generated=1, seconds=0.05, prefill_s=0.01, decode_s=0.03)
         with cost.stage("generate"):
             cost.record(1, 300, 20)
     rows = meter.as_dict()
     assert rows["value"] == {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "requests": 2,
-                             "processed_tokens": 42, "cached_tokens": 438, "generated_tokens": 2, "request_s": 0.3}
+                             "processed_tokens": 42, "cached_tokens": 438, "generated_tokens": 2, "request_s": 0.3,
+                             "prefill_s": 0.21, "decode_s": 0.06}
     assert rows["generate"] == {"llm_calls": 1, "prompt_tokens": 300, "completion_tokens": 20}
     both = cost.merge(rows, rows)
     assert both["value"]["cached_tokens"] == 876 and both["value"]["request_s"] == 0.6
     assert cost.totals(rows) == {"llm_calls": 1, "prompt_tokens": 300, "completion_tokens": 20, "requests": 2,
-                                 "processed_tokens": 42, "cached_tokens": 438, "generated_tokens": 2, "request_s": 0.3}
+                                 "processed_tokens": 42, "cached_tokens": 438, "generated_tokens": 2, "request_s": 0.3,
+                                 "prefill_s": 0.21, "decode_s": 0.06}

@@ -30,8 +30,9 @@ OTHER = "other"  # the stage of calls made outside any `stage(...)`
 KEYS = ("llm_calls", "prompt_tokens", "completion_tokens")
 # What the server did per request, where it says (llama.cpp's `timings`): requests sent (a scoring
 # call walks a token trie, several one-token requests), prompt tokens run through the model,
-# prompt tokens reused from its KV cache, tokens generated, and the requests' wall time.
-REQUEST_KEYS = ("requests", "processed_tokens", "cached_tokens", "generated_tokens", "request_s")
+# prompt tokens reused from its KV cache, tokens generated, the requests' wall time, and the server's
+# own time computing the prompt (prefill) and writing the tokens (decode).
+REQUEST_KEYS = ("requests", "processed_tokens", "cached_tokens", "generated_tokens", "request_s", "prefill_s", "decode_s")
 
 
 @dataclass(frozen=True)
@@ -58,15 +59,18 @@ class Requests:
     cached_tokens: int = 0
     generated_tokens: int = 0
     request_s: float = 0.0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
 
     def __add__(self, other: "Requests") -> "Requests":
         return Requests(self.requests + other.requests, self.processed_tokens + other.processed_tokens,
                         self.cached_tokens + other.cached_tokens, self.generated_tokens + other.generated_tokens,
-                        self.request_s + other.request_s)
+                        self.request_s + other.request_s, self.prefill_s + other.prefill_s, self.decode_s + other.decode_s)
 
     def as_dict(self) -> dict[str, float]:
         return {"requests": self.requests, "processed_tokens": self.processed_tokens, "cached_tokens": self.cached_tokens,
-                "generated_tokens": self.generated_tokens, "request_s": round(self.request_s, 4)}
+                "generated_tokens": self.generated_tokens, "request_s": round(self.request_s, 4),
+                "prefill_s": round(self.prefill_s, 4), "decode_s": round(self.decode_s, 4)}
 
 
 class Meter:
@@ -135,12 +139,13 @@ def record(calls: int, prompt_tokens: int, completion_tokens: int) -> None:
         meter.add(name, usage)
 
 
-def record_requests(processed: int, cached: int, generated: int, seconds: float, requests: int = 1) -> None:
+def record_requests(processed: int, cached: int, generated: int, seconds: float, requests: int = 1,
+                    prefill_s: float = 0.0, decode_s: float = 0.0) -> None:
     """What the server reported doing for one request (backends that know call this)."""
     meters = _METERS.get()
     if not meters:
         return
-    work = Requests(int(requests), int(processed), int(cached), int(generated), float(seconds))
+    work = Requests(int(requests), int(processed), int(cached), int(generated), float(seconds), float(prefill_s), float(decode_s))
     name = _STAGE.get()
     for meter in meters:
         meter.add_requests(name, work)

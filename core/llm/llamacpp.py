@@ -105,7 +105,8 @@ def report_timings(timings: dict | None, seconds: float) -> None:
     """One request's server-side work to the cost meters: prompt tokens run, prompt tokens reused
     from the slot's KV cache (or the server's RAM prompt cache), tokens generated."""
     if timings and cost.active():
-        cost.record_requests(timings.get("prompt_n", 0), timings.get("cache_n", 0), timings.get("predicted_n", 0), seconds)
+        cost.record_requests(timings.get("prompt_n", 0), timings.get("cache_n", 0), timings.get("predicted_n", 0), seconds,
+                             prefill_s=timings.get("prompt_ms", 0.0) / 1000, decode_s=timings.get("predicted_ms", 0.0) / 1000)
 
 
 class LlamaCppLLM(LLM):
