@@ -28,9 +28,6 @@ BYZANTIUM = ("That helps. Was Latin still spoken in the eastern empire, or did t
      "You are allergic to shellfish."),
     ("We are visiting Ghana in December.", "When are we visiting Ghana now?",
      ["We were going to visit Ghana in July, but we moved the trip to December."], "You are visiting Ghana in December."),
-    # a sentence that already speaks to the user changes only in the restated clauses
-    ("Hello Tomás! I'm a pharmacist in Coimbra. I'm here to help you with anything.", TOMAS, [],
-     "Hello Tomás! You're a pharmacist in Coimbra. I'm here to help you with anything."),
     ("You are Daniel, I am 42, and I live in a small flat in Glasgow.",
      "I'm Daniel, I'm 42, and I live in a small flat in Glasgow.", [],
      "You are Daniel, you are 42, and you live in a small flat in Glasgow."),
@@ -41,6 +38,35 @@ def test_the_users_facts_are_said_back_in_the_second_person(reply, message, earl
     assert checked.rewritten and not checked.dropped
     assert not score_reply(ReplyCase(checked.text, message, tuple(earlier))).voice
     assert score_reply(ReplyCase(reply, message, tuple(earlier))).voice  # the case is one the measure counts
+
+
+NADIA = "Hi! I'm Nadia. I work as a nurse in Lyon."
+
+
+@pytest.mark.parametrize("reply, message, expected", [
+    # a sentence that only says the message back goes, in the first person or the second (issue 52)
+    ("Hello Tomás! I'm a pharmacist in Coimbra. I'm here to help you with anything.", TOMAS,
+     "Hello Tomás! I'm here to help you with anything."),
+    ("You're Nadia and you work as a nurse in Lyon. What do you enjoy most about it?", NADIA,
+     "What do you enjoy most about it?"),
+    # nothing else said: the reply stays, said to the user
+    ("I'm Nadia and I work as a nurse in Lyon.", NADIA, "You're Nadia and you work as a nurse in Lyon."),
+    # content words: nice, meet, nadia: one of three from the message
+    ("Nice to meet you, Nadia! Night shifts must be tiring.", NADIA, "Nice to meet you, Nadia! Night shifts must be tiring."),
+])
+def test_a_sentence_that_says_the_message_back_goes_in_either_person(reply, message, expected):
+    assert check_reply(reply, message).text == expected
+
+
+def test_said_back_by_hand():
+    from core.reply_check import said_back, told_part
+
+    # content stems of the sentence: nadia, work, nurse, lyon: all four in the message
+    assert said_back("You're Nadia and you work as a nurse in Lyon.", NADIA)
+    # nadia, work, nurse, lyon, hospital, night, shift, ward: 4 of 8 from the message (< 70%)
+    assert not said_back("Nadia, you work as a nurse in Lyon at a hospital on night shifts in a ward.", NADIA)
+    assert not said_back("Lyon!", NADIA)  # one content word: too little to say anything back
+    assert told_part("I'm Nadia. Is nursing hard? I love it.") == "I'm Nadia. I love it."
 
 
 @pytest.mark.parametrize("reply, message", [
