@@ -1,6 +1,6 @@
 """Restatement and recital (core.metrics.saying_back) on hand-computed cases."""
 
-from core.metrics.saying_back import content_stems, overlap, restates
+from core.metrics.saying_back import content_stems, overlap, recites, restates
 
 INGRID = "Hi, I'm Ingrid. I work as a midwife at the hospital in Bergen."
 
@@ -37,3 +37,24 @@ def test_the_bounds_are_the_issues_70_percent_and_3_own_words():
     assert not restates("alpha bravo charlie delta echo foxtrot kilo lima mike", message)
     # 10 shared, 4 own: 10/14 = 0.71 but 4 own words > 3
     assert not restates("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november", message)
+
+
+DANIEL = "You're Daniel, 42 years old, living in a small flat in Glasgow."
+
+
+def test_recital_is_an_earlier_reply_said_again_not_only_the_last():
+    assert recites("you're daniel,  42 years old, living in a small flat in glasgow.", [DANIEL, "Sounds fun."])
+    # daniel, 42, year, old, liv, small, flat, glasgow: all 8 in the earlier reply -> 8/8, 8 shared
+    assert recites("Daniel, 42, lives in a small flat in Glasgow and is 42 years old.", ["Hello!", DANIEL])
+    assert not recites(DANIEL, [])  # a first reply recites nothing
+    assert not recites("", [DANIEL])
+
+
+def test_recital_needs_80_percent_and_four_shared_words():
+    earlier = "alpha bravo charlie delta echo foxtrot"
+    assert recites("alpha bravo charlie delta kilo", [earlier])  # 4 of 5 = 0.8, 4 shared
+    assert not recites("alpha bravo charlie kilo", [earlier])  # 3 of 4 = 0.75
+    assert not recites("alpha bravo charlie", [earlier])  # 3 of 3 = 1.0 but 3 shared < 4: a short answer
+    assert not recites("alpha bravo charlie delta kilo lima", [earlier])  # 4 of 6 = 0.67
+    # the words must come from ONE earlier reply: 2 + 2 from two replies is no recital
+    assert not recites("alpha bravo kilo lima", ["alpha bravo", "kilo lima"])
