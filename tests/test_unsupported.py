@@ -47,3 +47,14 @@ def test_an_age_said_back_is_supported():
 ])
 def test_what_is_not_a_claim_about_the_user(reply):
     assert claims(reply) == []
+
+
+def test_saying_it_was_not_told_is_not_a_claim():
+    assert claims("You haven't told me where you were born.") == []
+    assert claims("You never mentioned a pet.") == []
+
+
+def test_a_name_the_user_never_wrote_is_unsupported_even_beside_the_questions_words():
+    # daughter and name are in the question; Emma, a name, is in no message: 1 new of 3, but a name
+    asked = ["We have a daughter who just turned six.", "What's my daughter's name?"]
+    assert unsupported_claims("Your daughter's name is Emma.", asked) == ("Your daughter's name is Emma",)

@@ -11,6 +11,8 @@ conditional ("if you", "when you", "help you", "for you"). Such a claim is unsup
 - identity: it makes the user someone else: "you are Rosa" / "you, Kofi, ..." where the name is
   one the user wrote and not the user's own ("I'm Lena", "my name is Hana"), or "you are my /
   your X" ("You are your dentist."); or
+- a name or number in it that the user never wrote ("Your daughter's name is Emma." after "What's
+  my daughter's name?"); or
 - words: at least `MIN_NEW` of its content words (stems, reporting verbs left out) and at least
   `NEW_SHARE` of them are in none of the user's messages so far ("You run a boutique." after "I
   run a small second-hand bookshop": 'boutique' is new, 1 of 2).
@@ -49,6 +51,7 @@ _SEGMENT = re.compile(r"[,;()\u2014]|\s-\s")  # a claim ends at a comma: what fo
 CONDITIONS = frozenset({"if", "when", "whenever", "unless", "once", "while", "until", "before", "after"})
 # said of an age: "you are 42 years old" after "I'm 42"
 AGE_WORDS = frozenset({"year", "old", "age", "aged"})
+NEGATIONS = frozenset({"haven't", "hasn't", "hadn't", "never", "not", "have"})  # "you haven't told me": a report
 # words that make a "you're ..." a formula or a verdict on what the user said, not a fact about them
 FORMULAE = frozenset({"welcome", "right", "correct", "absolutely", "lucky", "sure"})
 _REPORTING = frozenset(stem(w) for w in SPEECH_VERBS | {"talking", "asking", "telling", "saying", "sharing"})
@@ -114,7 +117,7 @@ def claims(reply: str) -> list[list[str]]:
                     body.append(nxt)
                 if body and body[0].lower() in HEDGES:
                     continue
-                content = [w.lower() for w in body if w.lower() not in STOPWORDS]
+                content = [w.lower() for w in body if w.lower() not in STOPWORDS | NEGATIONS]
                 if content and (stem(content[0]) in _REPORTING or set(content) <= FORMULAE):
                     continue  # "you're asking about ...", "you mentioned ...": the message reported
                 out.append([tok, *body])
@@ -146,6 +149,8 @@ def unsupported_claims(reply: str, user_messages: Sequence[str]) -> tuple[str, .
     for claim in claims(reply):
         content = _stems(claim[1:])
         new = content - said
-        if is_identity_slip(claim, own, others) or (len(new) >= MIN_NEW and len(new) >= NEW_SHARE * len(content)):
+        new_names = {_key(t) for t in claim[1:] if t[0].isupper() or t.isdigit()} & new
+        if (is_identity_slip(claim, own, others) or new_names
+                or (len(new) >= MIN_NEW and len(new) >= NEW_SHARE * len(content))):
             hits.append(" ".join(claim))
     return tuple(hits)
