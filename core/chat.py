@@ -2,7 +2,9 @@
 
 A script is JSONL: `{"user": "..."}` per user turn; `{"new_dialogue": true}` starts a fresh
 conversation (new memory). A turn may carry `"expect": ["Lisbon", ...]`: the reply counts as
-correct when it contains one of them (case-insensitive). Each reply becomes one JSON record with
+correct when it contains one of them (case-insensitive). A question about something the script never
+told carries `"never_told": true` instead (the right reply declines; `bench replies` counts the
+replies that do). Each reply becomes one JSON record with
 the method's evidence, so a study's transcript can be read back and scored.
 """
 
@@ -33,6 +35,7 @@ class ScriptStep:
     user: str = ""  # the user's message; "" for a new-dialogue marker
     new_dialogue: bool = False
     expect: tuple[str, ...] = ()  # any of these in the reply makes it correct
+    never_told: bool = False  # a question about a fact the dialogue never gave: the reply should decline
 
 
 def read_script(path: str | Path) -> list[ScriptStep]:
@@ -54,7 +57,10 @@ def read_script(path: str | Path) -> list[ScriptStep]:
             expect = [expect] if isinstance(expect, str) else expect
             if not isinstance(expect, list) or not all(isinstance(e, str) and e.strip() for e in expect):
                 raise ScriptError(f"{path}:{number}: \"expect\" must be a string or a list of non-empty strings")
-            steps.append(ScriptStep(user=record["user"], expect=tuple(expect)))
+            never_told = record.get("never_told", False)
+            if not isinstance(never_told, bool) or (never_told and expect):
+                raise ScriptError(f"{path}:{number}: \"never_told\" must be true or false, and not beside \"expect\"")
+            steps.append(ScriptStep(user=record["user"], expect=tuple(expect), never_told=never_told))
         else:
             raise ScriptError(f"{path}:{number}: needs a non-empty \"user\" string or \"new_dialogue\": true")
     return steps

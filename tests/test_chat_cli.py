@@ -60,6 +60,17 @@ def test_expected_answers_are_scored_and_summarised(tmp_path):
         read_script(_write(tmp_path, [{"user": "Where?", "expect": [""]}]))
 
 
+def test_a_never_told_question_is_marked_and_not_beside_an_expected_answer(tmp_path):
+    steps = read_script(_write(tmp_path, [{"user": "I have a sister."}, {"user": "Her name?", "never_told": True},
+                                          {"user": "Where?", "expect": "Lisbon"}]))
+    assert [s.never_told for s in steps] == [False, True, False]
+    assert steps[1].expect == ()
+    with pytest.raises(ScriptError, match="never_told"):
+        read_script(_write(tmp_path, [{"user": "Her name?", "never_told": True, "expect": ["Ana"]}]))
+    with pytest.raises(ScriptError, match="never_told"):
+        read_script(_write(tmp_path, [{"user": "Her name?", "never_told": "yes"}]))
+
+
 def test_a_streamed_reply_arrives_in_pieces_that_make_the_reply():
     session = ChatSession("base", Toolkit(llm=ScriptedLLM(["Alice lives in Lisbon with two cats."])))
     pieces: list[str] = []

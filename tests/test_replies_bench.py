@@ -98,3 +98,41 @@ def test_bench_replies_scores_an_earlier_runs_items_again_alike(tmp_path):
     ctx.options["records"], ctx.methods = tmp_path / "out-True" / "items.jsonl", ["rag"]
     with pytest.raises(ValueError, match="no replies of method 'rag'"):
         bench.run_benchmark(ctx)
+
+
+def test_bench_replies_counts_restatement_recital_unsupported_and_declines_for_reply_and_draft(tmp_path):
+    """Hand-computed: the reply said back (t0), the method's own text reciting it (t1's draft), a
+    claim the user never made (t2, t4), a told question answered (t3) and two never-told ones,
+    one declined (t5; t4's draft declined too)."""
+    turns = [{"user": "Hi, I'm Ingrid. I work as a midwife at the hospital in Bergen."},
+             {"user": "We have a daughter who just turned six."},
+             {"user": "My husband Sindre is a carpenter."},
+             {"user": "What do I do for work?", "expect": ["midwife"]},
+             {"user": "What's my daughter's name?", "never_told": True},
+             {"user": "Where was I born?", "never_told": True}]
+    script = tmp_path / "script.jsonl"
+    script.write_text("".join(json.dumps(r) + "\n" for r in turns))
+    said_back = "You said your name is Ingrid and you work as a midwife in Bergen."
+    replies = [(said_back, ""), ("Six is a lovely age; school must be exciting for her.", said_back),
+               ("You run a bakery.", ""), ("You're a midwife in Bergen.", ""),
+               ("Your daughter's name is Emma.", "You haven't told me her name."),
+               ("You haven't told me where you were born.", "")]
+    rows = [{"dialogue": 0, "turn": t, "user": turns[t]["user"], "reply": r, "seconds": 1.0, **({"draft": d} if d else {})}
+            for t, (r, d) in enumerate(replies)]
+    (tmp_path / "base.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ctx = bench.BenchContext(name="replies", data=script, out=tmp_path / "out", methods=["base"], limit=None,
+                             seed=0, options={"records": tmp_path, "off_turn_embedder": "hashing"})
+    summary = bench.run_benchmark(ctx)
+    r = summary["results"]["base"]
+    assert (r["statements"], r["restatement"], r["recital"], r["said_back"], r["said_back_rate"]) == (3, 1, 0, 1, 0.333)
+    assert (r["unsupported"], r["never_told"], r["declined"], r["declined_rate"], r["declined_told"]) == (2, 2, 1, 0.5, 0)
+    assert (r["draft_restatement"], r["draft_recital_on_statements"], r["draft_said_back"], r["draft_said_back_rate"]) == (
+        1, 1, 2, 0.667)
+    assert (r["draft_unsupported"], r["draft_declined"], r["draft_declined_rate"]) == (1, 2, 1.0)
+    items = bench.read_items(tmp_path / "out" / "items.jsonl")
+    assert [i["restatement"] for i in items] == [True, False, False, False, False, False]
+    assert [i["draft_recital"] for i in items] == [False, True, False, False, False, False]
+    assert items[2]["unsupported"] == ["You run a bakery"] and items[3]["correct"]
+    assert [i.get("declined") for i in items] == [None, None, None, False, False, True]
+    assert [i["invented"] for i in items] == [False, False, False, False, True, False]
+    assert summary["examples"]["base"]["invented"][0]["turn"] == 4

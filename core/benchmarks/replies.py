@@ -5,7 +5,9 @@ Data: a `chat --script` JSONL (core.chat): `{"new_dialogue": true}` starts a con
 Chat page does (a fresh memory per dialogue, turns dated the day they are said), and every reply
 is scored by core.metrics.reply_defects: correct, voice, attribution, leak, meta, refusal, echo,
 repeat, length; and by core.metrics.off_turn: whether the reply answers the user's previous message
-instead of this one (by meaning, with MiniLM; reported beside the bar, not in it). `--limit N` keeps
+instead of this one (by meaning, with MiniLM; reported beside the bar, not in it); and by the
+issue-52 checks of core.metrics.conversing: restatement, recital, unsupported attribution, and on a
+turn marked `never_told`, whether the reply declines. `--limit N` keeps
 the first N dialogues. `--records DIR` scores transcripts that
 `python -m core chat --method M --script DATA --out DIR/M.jsonl` wrote instead of chatting again.
 
@@ -16,8 +18,11 @@ Reported per method: accuracy over the questions, the count of each defect, the 
 (`defective`: voice, leak, meta or echo) as a count and a rate, the replies the check changed and
 the bar defects of the methods' own texts (`draft_defective`), the off-turn replies (`off_turn`, and
 their rate among replies that have a previous message), median sentences and tokens, replies over
-three sentences, median reply time; the summary's `examples` holds up to three replies per method
-and defect.
+three sentences, median reply time; the statement turns said back (`said_back`: restatement or
+recital, and `said_back_rate`), `recital` over all replies, `unsupported`, the never-told questions
+declined (`declined`, `declined_rate`) and the told questions declined (`declined_told`), each
+also for the method's own texts (`draft_...`); the summary's `examples` holds up to three replies
+per method and defect.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from core.chat import ScriptStep, read_script
 from core.reply_check import ReplyCheckSettings
 from core.eval import BenchContext, BenchResult
 from core.metrics import off_turn
+from core.metrics.conversing import CHECKS, TurnCase, TurnFlags, summarise_turns, turn_flags
 from core.metrics.reply_defects import (DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores,
                                         template_shingles)
 
@@ -137,10 +143,15 @@ def run(ctx: BenchContext) -> BenchResult:
     for method in ctx.methods:
         scores: list[ReplyScore] = []
         seconds: list[float] = []
-        examples[method] = {k: [] for k in (*DEFECTS, "off_turn")}
+        examples[method] = {k: [] for k in (*DEFECTS, "off_turn", *CHECKS)}
         replies = (_recorded_replies(Path(records), method, dialogues) if records
                    else _chat_replies(ctx, method, dialogues))
         previous: dict[int, str] = {}  # dialogue -> the method's last reply in it
+        shown: dict[int, list[str]] = {}  # dialogue -> the replies shown so far, and the method's own texts
+        own: dict[int, list[str]] = {}
+        flags: list[TurnFlags] = []
+        draft_flags: list[TurnFlags] = []
+        never: list[bool] = []
         checked = draft_defective = 0  # replies the reply check changed; the method's own texts with a bar defect
         off, after_first = 0, 0  # off-turn replies; replies to a message that has a previous one
         with ctx.metered(method):
@@ -150,6 +161,18 @@ def run(ctx: BenchContext) -> BenchResult:
                                           previous.get(d, ""), draft)
                 before = dialogues[d][t - 1].user if t else ""
                 item["off_turn"] = off_turn.off_turn_flags(judge, [reply], [item["user"]], [before])[0]
+                step = dialogues[d][t]
+                case = TurnCase(reply, step.user, tuple(earlier), tuple(shown.get(d, ())), step.never_told,
+                                bool(step.expect))
+                flags.append(turn_flags(case))
+                draft_flags.append(turn_flags(TurnCase(draft or reply, step.user, tuple(earlier), tuple(own.get(d, ())),
+                                                       step.never_told, bool(step.expect))))
+                never.append(step.never_told)
+                shown.setdefault(d, []).append(reply)
+                own.setdefault(d, []).append(draft or reply)
+                item.update({"statement": flags[-1].statement, **({"never_told": True} if step.never_told else {}),
+                             **flags[-1].as_item(), **draft_flags[-1].as_item("draft_")})
+                item["invented"] = step.never_told and not flags[-1].declined
                 off += item["off_turn"]
                 after_first += bool(t)
                 checked += bool(draft)
@@ -158,13 +181,14 @@ def run(ctx: BenchContext) -> BenchResult:
                 ctx.write_item(item)
                 scores.append(score)
                 seconds.append(secs)
-                for k in (*DEFECTS, "off_turn"):
+                for k in (*DEFECTS, "off_turn", *CHECKS):
                     if item[k] and len(examples[method][k]) < EXAMPLES:
                         examples[method][k].append({"dialogue": d, "turn": t, "user": step_head(item["user"]),
                                                     "reply": item["reply"]})
         results[method] = {**summarise_scores(scores), "changed_by_check": checked, "draft_defective": draft_defective,
                            "off_turn": off, "off_turn_rate": round(off / after_first, 3) if after_first else None,
-                           "median_s": round(statistics.median(seconds), 3) if seconds else None}
+                           "median_s": round(statistics.median(seconds), 3) if seconds else None,
+                           **summarise_turns(flags, never), **summarise_turns(draft_flags, never, "draft_")}
         timings[method] = {"reply": seconds}
     settings = {"dialogues": len(dialogues), "source": "records" if records else "chat",
                 "off_turn": {"embedder": judge.name, "margin": off_turn.MARGIN},
