@@ -6,8 +6,9 @@
   says something else too. A reply that is nothing but the echo stays as it is: an empty reply
   would say less, and the echo stays visible to the measures.
 - **nothing said back**: a sentence that only says the user's message back, in either person
-  ("You're Nadia and you work as a nurse." to "I'm Nadia, I work as a nurse."; `said_back`), is
-  dropped the same way (issue 52): turned into the second person it would still be said back.
+  ("You're Nadia and you work as a nurse." to "I'm Nadia, I work as a nurse."), as `bench replies`
+  finds a restatement (core.metrics.saying_back.restates) but sentence by sentence, is dropped the
+  same way (issue 52): turned into the second person it would still be said back.
 - **the user's facts said to the user**: a sentence that restates one of the user's own
   first-person facts in the first person ("What is my job?" -> "I work as a pharmacist in
   Coimbra.") is said in the second person ("You work as a pharmacist in Coimbra."). The restated
@@ -30,7 +31,8 @@ from difflib import SequenceMatcher
 from typing import Sequence
 
 from core.methods.render import to_second_person
-from core.metrics.reply_defects import ECHO_CHARS, PRONOUNS, SECOND_PERSON, STOPWORDS, normal_text, stem, voice_clauses
+from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, normal_text, voice_clauses
+from core.metrics.saying_back import restates
 from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -44,9 +46,7 @@ class ReplyCheckSettings:
     echo_chars: int = ECHO_CHARS  # a stretch of the user's message this long, repeated, is an echo
     echo_share: float = 0.5  # a sentence is part of the echo when this share of it lies in the stretch
     second_person: bool = True
-    drop_said_back: bool = True
-    said_back_share: float = 0.7  # a sentence whose content words come this much from the message ...
-    said_back_own: int = 3  # ... and that adds at most this many of its own says the message back
+    drop_said_back: bool = True  # a sentence that restates the message (core.metrics.saying_back.restates)
 
 
 @dataclass(frozen=True)
@@ -105,28 +105,10 @@ def echo_sentences(sentences: Sequence[str], message: str, min_chars: int = ECHO
     return found
 
 
-def content_stems(text: str) -> list[str]:
-    """The stems of a text's content words, pronouns and stop words left out: "You're Nadia and you
-    work as a nurse" -> ["nadia", "work", "nurse"]."""
-    return [stem(w) for w in words(text.replace("\u2019", "'")) if w.lower() not in STOPWORDS and w.lower() not in PRONOUNS]
-
-
 def told_part(message: str) -> str:
     """What a message tells: its sentences that ask nothing. An answer borrows a question's words
     ("Is it cruel to crate a puppy?" -> "It is not cruel to crate a puppy."); that is no saying back."""
     return " ".join(s for s in split_sentences(message) if not s.rstrip().endswith("?"))
-
-
-def said_back(sentence: str, message: str, share: float = 0.7, own: int = 3) -> bool:
-    """Whether `sentence` only says `message` back: at least two content words, `share` of them
-    from the message, and no more than `own` of its own. Person does not matter: "I'm Nadia" and
-    "You're Nadia" say back "I'm Nadia" alike."""
-    mine = content_stems(sentence)
-    if len(mine) < 2:
-        return False
-    theirs = set(content_stems(message))
-    shared = sum(1 for w in mine if w in theirs)
-    return shared >= share * len(mine) and len(mine) - shared <= own
 
 
 def _says_you(text: str) -> bool:
@@ -177,9 +159,9 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         drop = echo_sentences(sentences, message, settings.echo_chars, settings.echo_share)
     told = told_part(message)
     if settings.drop_said_back and told:
-        drop |= {i for i, s in enumerate(sentences) if said_back(s, told, settings.said_back_share, settings.said_back_own)}
-    if len(drop) == len(sentences):
-        drop = set()  # nothing else said: keep the reply whole
+        drop |= {i for i, s in enumerate(sentences) if restates(s, told)}
+    if not any(words(sentences[i]) for i in range(len(sentences)) if i not in drop):
+        drop = set()  # nothing else said (a lone "." is nothing): keep the reply whole
     users = (*earlier_user, message)
     pieces: list[str] = []
     rewritten: list[tuple[str, str]] = []

@@ -58,14 +58,15 @@ def test_a_sentence_that_says_the_message_back_goes_in_either_person(reply, mess
     assert check_reply(reply, message).text == expected
 
 
-def test_said_back_by_hand():
-    from core.reply_check import said_back, told_part
+def test_a_sentence_said_back_by_hand():
+    from core.metrics.saying_back import restates
+    from core.reply_check import told_part
 
     # content stems of the sentence: nadia, work, nurse, lyon: all four in the message
-    assert said_back("You're Nadia and you work as a nurse in Lyon.", NADIA)
+    assert restates("You're Nadia and you work as a nurse in Lyon.", NADIA)
     # nadia, work, nurse, lyon, hospital, night, shift, ward: 4 of 8 from the message (< 70%)
-    assert not said_back("Nadia, you work as a nurse in Lyon at a hospital on night shifts in a ward.", NADIA)
-    assert not said_back("Lyon!", NADIA)  # one content word: too little to say anything back
+    assert not restates("Nadia, you work as a nurse in Lyon at a hospital on night shifts in a ward.", NADIA)
+    assert not restates("Lyon!", NADIA)  # one content word: too little to say anything back
     assert told_part("I'm Nadia. Is nursing hard? I love it.") == "I'm Nadia. I love it."
 
 
@@ -160,5 +161,5 @@ def test_any_text_is_checked_without_error_and_never_emptied(reply, message, ear
         assert checked.text.strip()  # a check drops sentences only when another one stays
     for sentence in checked.dropped:
         assert sentence in reply
-    off = check_reply(reply, message, earlier, ReplyCheckSettings(drop_echoes=False, second_person=False))
+    off = check_reply(reply, message, earlier, ReplyCheckSettings(drop_echoes=False, second_person=False, drop_said_back=False))
     assert off.text.strip() == reply.strip() and not off.changed
