@@ -65,6 +65,25 @@ def test_bench_replies_scores_chat_transcripts_and_keeps_the_first_dialogues(tmp
     assert (r["replies"], r["accuracy"], r["defective"], r["median_s"]) == (2, 1.0, 0, 2.0)
 
 
+def test_bench_replies_reports_where_the_time_went_over_the_replies_after_the_first(tmp_path):
+    """Issue 53: each item carries its first words' time and prompt work; the summary the medians
+    over the replies after the run's first (which waits for the model's load)."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    speed = [(9.0, 900, 0), (1.0, 80, 500), (3.0, 120, 560), (2.0, 100, 0)]  # first_text_s, computed, reused
+    users = [SCRIPT[1]["user"], SCRIPT[2]["user"], SCRIPT[4]["user"], SCRIPT[5]["user"]]
+    rows = [{"dialogue": i // 2, "turn": i % 2, "user": u, "reply": "OK.", "seconds": s + 1, "first_text_s": s,
+             "prompt_computed": c, "prompt_reused": r, "prefill_s": c / 70, "decode_s": 0.5}
+            for i, (u, (s, c, r)) in enumerate(zip(users, speed))]
+    (folder / "base.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ctx = bench.BenchContext(name="replies", data=_script(tmp_path), out=tmp_path / "out", methods=["base"], limit=None,
+                             seed=0, options={"records": folder, "off_turn_embedder": "hashing"})
+    r = bench.run_benchmark(ctx)["results"]["base"]
+    assert (r["median_first_text_s"], r["median_prompt_computed"], r["median_prompt_reused"]) == (2.0, 100, 500)
+    assert r["median_decode_s"] == 0.5 and r["median_prefill_s"] == round(100 / 70, 3)
+    assert [i["prompt_computed"] for i in bench.read_items(tmp_path / "out" / "items.jsonl")] == [900, 80, 120, 100]
+
+
 def test_bench_replies_counts_a_reply_to_the_previous_message_as_off_turn(tmp_path):
     script = tmp_path / "script.jsonl"
     script.write_text("".join(json.dumps(r) + "\n" for r in [

@@ -97,7 +97,7 @@ def scored_item(method: str, d: int, t: int, step: ScriptStep, earlier: list[str
 
 
 def _chat_replies(ctx: BenchContext, method: str, dialogues: list[list[ScriptStep]]):
-    """(dialogue, turn, reply, seconds) of `method` chatting through the dialogues."""
+    """(dialogue, turn, reply, seconds, draft, speed) of `method` chatting through the dialogues."""
     from core.chat import ChatSession
 
     check = ReplyCheckSettings() if ctx.options.get("reply_check", True) else None
@@ -107,7 +107,7 @@ def _chat_replies(ctx: BenchContext, method: str, dialogues: list[list[ScriptSte
             session.new_dialogue()
         for t, step in enumerate(turns):
             record = session.send(step.user)
-            yield d, t, record["reply"], record["seconds"], record.get("draft", "")
+            yield d, t, record["reply"], record["seconds"], record.get("draft", ""), speed_of(record)
 
 
 def _recorded_replies(records: Path, method: str, dialogues: list[list[ScriptStep]]):
@@ -127,7 +127,7 @@ def _recorded_replies(records: Path, method: str, dialogues: list[list[ScriptSte
             return
         if t >= len(dialogues[d]) or dialogues[d][t].user != r["user"]:
             raise ValueError(f"{path}: dialogue {d} turn {t} is not the script's turn (was it run on another file?)")
-        yield d, t, r["reply"], r["seconds"], r.get("draft", "")
+        yield d, t, r["reply"], r["seconds"], r.get("draft", ""), speed_of(r)
 
 
 def run(ctx: BenchContext) -> BenchResult:
@@ -143,6 +143,7 @@ def run(ctx: BenchContext) -> BenchResult:
     for method in ctx.methods:
         scores: list[ReplyScore] = []
         seconds: list[float] = []
+        speeds: list[dict] = []
         examples[method] = {k: [] for k in (*DEFECTS, "off_turn", *CHECKS)}
         replies = (_recorded_replies(Path(records), method, dialogues) if records
                    else _chat_replies(ctx, method, dialogues))
@@ -155,7 +156,7 @@ def run(ctx: BenchContext) -> BenchResult:
         checked = draft_defective = 0  # replies the reply check changed; the method's own texts with a bar defect
         off, after_first = 0, 0  # off-turn replies; replies to a message that has a previous one
         with ctx.metered(method):
-            for d, t, reply, secs, draft in replies:
+            for d, t, reply, secs, draft, speed in replies:
                 earlier = [s.user for s in dialogues[d][:t]]
                 item, score = scored_item(method, d, t, dialogues[d][t], earlier, reply, secs, shingles,
                                           previous.get(d, ""), draft)
@@ -173,6 +174,8 @@ def run(ctx: BenchContext) -> BenchResult:
                 item.update({"statement": flags[-1].statement, **({"never_told": True} if step.never_told else {}),
                              **flags[-1].as_item(), **draft_flags[-1].as_item("draft_")})
                 item["invented"] = step.never_told and not flags[-1].declined
+                item.update({k: v for k, v in speed.items() if v is not None})
+                speeds.append(speed)
                 off += item["off_turn"]
                 after_first += bool(t)
                 checked += bool(draft)
@@ -188,12 +191,32 @@ def run(ctx: BenchContext) -> BenchResult:
         results[method] = {**summarise_scores(scores), "changed_by_check": checked, "draft_defective": draft_defective,
                            "off_turn": off, "off_turn_rate": round(off / after_first, 3) if after_first else None,
                            "median_s": round(statistics.median(seconds), 3) if seconds else None,
+                           **reply_speed(speeds[1:]),
                            **summarise_turns(flags, never), **summarise_turns(draft_flags, never, "draft_")}
         timings[method] = {"reply": seconds}
     settings = {"dialogues": len(dialogues), "source": "records" if records else "chat",
                 "off_turn": {"embedder": judge.name, "margin": off_turn.MARGIN},
                 "reply_check": bool(ctx.options.get("reply_check", True)) if not records else "as recorded"}
     return BenchResult(results, timings, settings, {"examples": examples})
+
+
+SPEED_KEYS = ("first_text_s", "prompt_computed", "prompt_reused", "prefill_s", "decode_s")
+
+
+def speed_of(record: dict) -> dict:
+    """Where a reply's time went (core.chat's record: first words, prompt tokens computed and reused,
+    prefill and decode seconds); None for what a recorded run did not keep."""
+    return {k: record.get(k) for k in SPEED_KEYS}
+
+
+def reply_speed(speeds: list[dict]) -> dict:
+    """The median of each speed figure over the replies given (the run's first left out by the
+    caller: it waits for the model and the method's one-time loads, as `chat --script` counts)."""
+    out = {}
+    for key in SPEED_KEYS:
+        values = [s[key] for s in speeds if s.get(key) is not None]
+        out[f"median_{key}"] = round(statistics.median(values), 3) if values else None
+    return out
 
 
 def step_head(text: str, n: int = 120) -> str:
