@@ -58,3 +58,17 @@ def test_recital_needs_80_percent_and_four_shared_words():
     assert not recites("alpha bravo charlie delta kilo lima", [earlier])  # 4 of 6 = 0.67
     # the words must come from ONE earlier reply: 2 + 2 from two replies is no recital
     assert not recites("alpha bravo kilo lima", ["alpha bravo", "kilo lima"])
+
+
+def test_the_checks_a_live_reply_trips_by_name():
+    from core.metrics.conversing import tripped_checks
+
+    told = "Hi! I'm Nadia. I work as a nurse in Lyon."
+    # said back in the second person: a restatement, and nothing else
+    assert tripped_checks("You're Nadia and you work as a nurse in Lyon.", told) == ("restatement",)
+    assert tripped_checks("Night shifts must be tiring. Do you like the ward?", told) == ()
+    # the reply before said again, word for word, to the next statement
+    again = "You're Nadia and you work as a nurse in Lyon."
+    assert "recital" in tripped_checks(again, "I also paint on Sundays.", [told], [again])
+    assert "repeat" in tripped_checks(again, "I also paint on Sundays.", [told], [again])
+    assert "meta" in tripped_checks("This response is short.", told)

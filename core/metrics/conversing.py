@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from core.metrics.abstention import declines
-from core.metrics.reply_defects import is_statement
+from core.metrics.reply_defects import DEFECTS, ReplyCase, flagged, is_statement, score_reply
 from core.metrics.saying_back import recites, restates
 from core.metrics.unsupported import unsupported_claims
 
@@ -84,3 +84,14 @@ def summarise_turns(flags: Sequence[TurnFlags], never_told: Sequence[bool], pref
     out.update({f"{prefix}declined": declined, f"{prefix}declined_rate": _rate(declined, len(asked_never)),
                 f"{prefix}declined_told": sum(bool(f.declined) for f in asked_told)})
     return out
+
+
+def tripped_checks(reply: str, user: str, earlier_user: Sequence[str] = (), earlier_replies: Sequence[str] = ()) -> tuple[str, ...]:
+    """The checks of `bench replies` one live reply trips, by name, as a reader of the Compare page
+    sees them (issue 52): the bar's defects (core.metrics.reply_defects: voice, attribution, leak,
+    meta, refusal, echo, repeat) and the conversing ones (restatement, recital, unsupported). No
+    expected answer and no never-told mark: a live message has neither."""
+    score = score_reply(ReplyCase(reply, user, tuple(earlier_user), (), earlier_replies[-1] if earlier_replies else ""))
+    flags = turn_flags(TurnCase(reply, user, tuple(earlier_user), tuple(earlier_replies)))
+    conversing = {"restatement": flags.restatement, "recital": flags.recital, "unsupported": bool(flags.unsupported)}
+    return (*(d for d in DEFECTS if flagged(score, d)), *(name for name, hit in conversing.items() if hit))
