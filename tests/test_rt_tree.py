@@ -377,8 +377,18 @@ def test_dsmart_shows_the_conversation_as_chat_turns_before_its_answer_prompt(ha
     assert [m["role"] for m in prompt] == ["system", "user", "assistant", "user"]
     assert prompt[2]["content"] == "You build and repair violins."
     last = prompt[-1]["content"]
-    assert "conversation just before" not in last and last.index("Question: How old is Rex?") < last.index("Known Facts")
-    assert last.rstrip().endswith("---\nQuestion: How old is Rex?\nAnswer:")
+    assert "conversation just before" not in last and last.count("Question: How old is Rex?") == 1  # once, last
+    assert last.rstrip().endswith("---\nQuestion: How old is Rex?\nAnswer:") and "Known Facts" in last
+
+
+def test_dsmart_with_no_fact_to_show_answers_from_the_conversation_alone(hashing_embedder):
+    """Facts the window shows are not repeated; with none left, the prompt is every chat method's:
+    the conversation and the message (issue 53)."""
+    llm = scripted({"EXPAND_ENTITY [Rex]": 0.0, "ANSWER": -0.5}, {"EXPAND": 0.7, "ANSWER": 0.9})
+    method = create_method("dsmart", Toolkit(llm=llm, embedder=hashing_embedder))
+    prompt = method.respond(_recent_dialogue(), "Thanks, that's all for today.").trace.prompt  # an empty graph
+    assert [m["role"] for m in prompt] == ["system", "user", "assistant", "user"]
+    assert prompt[-1]["content"] == "Thanks, that's all for today."
 
 
 def test_dsmart_turns_in_answer_section_and_none(hashing_embedder):

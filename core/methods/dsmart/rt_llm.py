@@ -139,21 +139,33 @@ class TreeModel:
 
     def answer_messages(self, query: str, state: State, memory: str | None = None) -> list[Message]:
         """Appendix E response prompt after the system prompt; its known facts are `memory` (the
-        reached facts' source sentences, recall.py) when given. The latest dialogue turns
-        (`self.context`) come as `turns_in_answer` says: "prompt", a section of the response prompt;
-        "messages", chat turns before it; "none", left out (Appendix E as written)."""
+        reached facts' source sentences, recall.py) when given. The conversation (`self.context`)
+        comes as `turns_in_answer` says: "messages", chat turns before it (the window every chat
+        method shows, kept in the server's cache between replies); "prompt", a section of the
+        response prompt; "none", left out (Appendix E as written).
+
+        With the turns as messages, the question is asked once, last, just before "Answer:" (the
+        turns hold earlier questions; asked first as well, a long message was read twice: issue
+        53), and with no fact to show the prompt is the conversation and the message alone, as
+        every chat method's is: the facts the window shows are not repeated, and a search that
+        found nothing else gives the reader nothing to read (`rt`, with no memory, keeps Appendix E:
+        its thoughts are what it has)."""
         facts = memory if memory is not None else self.facts_text(state)
         turns = self.turns_in_answer
-        conversation = conversation_section(self.context) if turns == "prompt" else ""
-        # the turns shown hold other questions before this one: asked again last, the reader answers
-        # this one, not the turn before (docs/dsm-memory.md, "The reply answered the turn before")
-        again = f"Question: {query}\n" if self.context and turns != "none" else ""
-        prompt = render_prompt("rt_response", query=query, conversation=conversation, triples=facts or "(none yet)",
-                               trajectory=self.trajectory_text(state), question_again=again)
         # Appendix E's instructions do not change from turn to turn: in the system message they are
         # a prefix the server's KV cache keeps, not ~75 tokens read again before every reply
         system = chat_system(self.generation.reply_sentences) + "\n\n" + render_prompt("rt_response_instructions").strip()
         before = self.context if turns == "messages" else []
+        if turns == "messages" and memory is not None and not memory.strip():  # `rt` (no memory) keeps its thoughts
+            return [Message("system", system), *before, Message("user", query)]
+        conversation = conversation_section(self.context) if turns == "prompt" else ""
+        # the turns shown hold other questions before this one: asked again last, the reader answers
+        # this one, not the turn before (docs/dsm-memory.md, "The reply answered the turn before")
+        asked = f"Question: {query}\n"
+        first = "" if turns == "messages" else asked
+        again = asked if turns == "messages" or (turns == "prompt" and conversation) else ""
+        prompt = render_prompt("rt_response", conversation=conversation, triples=facts or "(none yet)",
+                               trajectory=self.trajectory_text(state), question_first=first, question_again=again)
         return [Message("system", system), *before, Message("user", prompt)]
 
     def shown_turns(self) -> list[str]:
