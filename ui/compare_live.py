@@ -141,7 +141,7 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
                 elif isinstance(event, ReplyStored):
                     done[method] = event
                     status.caption(f"done in {event.seconds:.1f} s")
-                    if not event.streamed or event.reply.text != texts[method]:  # the reply check may change it
+                    if not event.streamed or event.reply.text != texts[method]:  # a method may change it after streaming
                         text.markdown(literal(event.reply.text))
         with st.spinner("Updating the methods' memories…"):
             for method in order:
