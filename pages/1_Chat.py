@@ -24,7 +24,7 @@ infos = {c.id: c for c in store.list_conversations(owner=me)}
 labels = conversations.labels(infos.values())
 conversations.reopen_latest(infos.values(), METHODS)  # a reload or restart opens the owner's latest conversation
 with st.sidebar:
-    method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    method_name = conversations.method_box(list(METHODS))  # the method a new conversation uses, kept across pages
     screen = screens.screen_of(method_name)
     screen.sidebar()
     ids = [None, *infos]

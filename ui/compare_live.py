@@ -92,7 +92,10 @@ def blind_caption(reply: Reply) -> str:
 
 
 def draw_reply(stored: StoredTurn, key: str, revealed: bool) -> None:
-    st.markdown(literal(stored.turn.text) if stored.turn.text.strip() else "*(no text)*")
+    if stored.turn.text.strip():
+        st.markdown(literal(stored.turn.text))
+    else:
+        st.markdown("*(stopped before any text was written)*" if stored.reply.stopped else "*(no text)*")
     st.caption(blind_caption(stored.reply))
     consistency.render(judgement_of(stored.checks))
     if revealed:
