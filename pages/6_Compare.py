@@ -10,9 +10,9 @@ from core.llm import LLMError
 from core.methods import METHODS, method_class
 from core.paths import MissingResource
 from core.votes.model import column_labels, shown_order
-from ui import chat_box, compare, compare_live, conversations, owner, resources, safe, state, warmup
+from ui import chat_box, compare, compare_live, conversations, icons, owner, resources, safe, state, warmup
 
-st.set_page_config(page_title="Compare", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="Compare", page_icon=icons.FAVICON, layout="wide")
 warmup.start()
 store = resources.default_store()
 me = owner.current_owner()

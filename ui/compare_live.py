@@ -87,8 +87,8 @@ def picker(store: Store, owner: str, group: dict[str, str]) -> None:
     current = next((c for c in found if c.group == group), None)
     options = found if current is not None else [None, *found]
     st.session_state[PICK] = current
-    st.selectbox("Your comparisons", options, key=PICK, format_func=lambda c: "— a new one —" if c is None else comparison_label(c),
-                 on_change=lambda: _open(st.session_state[PICK]))
+    st.selectbox("Your comparisons", options, key=PICK, on_change=lambda: _open(st.session_state[PICK]),
+                 format_func=lambda c: "— a new one —" if c is None else comparison_label(c))
 
 
 def keep_interrupted(service: ConversationService) -> bool:
