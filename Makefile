@@ -35,12 +35,14 @@ install-model: install
 install-kb: install
 	$(BIN)/python -m core models --prepare mcts-kb
 
+# ui.serve: `streamlit run streamlit_app.py`, with the page a page's address gets naming the server's root
+# (ui/page_index.py: no 404s in the browser console); the models load in the background as the Home page shows.
 run: install
-	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true
+	$(BIN)/python -m ui.serve --load-in-background --server.port $(PORT) --server.headless true
 
 # Development: reload pages on save (the file watcher .streamlit/config.toml turns off elsewhere) and show the developer toolbar.
 dev: install
-	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true \
+	$(BIN)/python -m ui.serve --load-in-background --server.port $(PORT) --server.headless true \
 		--server.fileWatcherType auto --server.runOnSave true --client.toolbarMode developer
 
 test: install

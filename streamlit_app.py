@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import resources
+from ui import icons, resources
 
 PAGES = [
-    st.Page("pages/0_Home.py", title="Home", icon="🧠", default=True),
-    st.Page("pages/1_Chat.py", title="Chat", icon="💬", url_path="Chat"),
-    st.Page("pages/2_Memory_graph.py", title="Memory graph", icon="🕸️", url_path="Memory_graph"),
-    st.Page("pages/3_Retrieval_comparison.py", title="Retrieval comparison", icon="🔎", url_path="Retrieval_comparison"),
-    st.Page("pages/4_Metrics.py", title="Metrics", icon="📏", url_path="Metrics"),
-    st.Page("pages/5_Annotation.py", title="Annotation", icon="🏷️", url_path="Annotation"),
-    st.Page("pages/6_Compare.py", title="Compare", icon="⚖️", url_path="Compare"),
+    st.Page("pages/0_Home.py", title="Home", icon=icons.HOME, default=True),
+    st.Page("pages/1_Chat.py", title="Chat", icon=icons.CHAT, url_path="Chat"),
+    st.Page("pages/2_Memory_graph.py", title="Memory graph", icon=icons.MEMORY_GRAPH, url_path="Memory_graph"),
+    st.Page("pages/3_Retrieval_comparison.py", title="Retrieval comparison", icon=icons.RETRIEVAL,
+            url_path="Retrieval_comparison"),
+    st.Page("pages/4_Metrics.py", title="Metrics", icon=icons.METRICS, url_path="Metrics"),
+    st.Page("pages/5_Annotation.py", title="Annotation", icon=icons.ANNOTATION, url_path="Annotation"),
+    st.Page("pages/6_Compare.py", title="Compare", icon=icons.COMPARE, url_path="Compare"),
 ]
 
-st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="Dialogue memory workbench", page_icon=icons.FAVICON, layout="wide")
 resources.default_store()  # a wrong or unreachable WORKBENCH_DB stops the app here, on every page, with one line naming it
 st.navigation(PAGES).run()

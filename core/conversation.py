@@ -9,7 +9,8 @@ graph page (its memory artifact) and `python -m core chat`.
 A round: the method (cached by the caller, per owner, conversation and method) catches up with
 the stored turns and streams its reply; both turns are stored in one transaction, dated by
 `today()`; the reply goes through the reply check (core.reply_check: echoes of the user's message
-out, the user's facts said in the second person; the method's text kept as `Reply.draft`); its
+out, the user's facts said in the second person; the method's text kept as `Reply.draft`) sentence
+by sentence as it streams (core.reply_stream), so the text shown is the text stored; its
 consistency is judged once and stored with it; the method observes the two
 turns, its maintenance is waited for and its memory saved. A round left before its turns are
 stored (Stop, another message sent while it was written, a closed page) keeps the user's message
@@ -35,6 +36,7 @@ from core.llm import LLMError
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
 from core.reply_check import ReplyCheckSettings, check_reply
+from core.reply_stream import CheckedStream
 from core.store import Store
 
 NLI_CONTEXT_TURNS = 100  # history a reply is judged against (the NLI window keeps only its latest chunks)
@@ -128,6 +130,14 @@ def checked(reply: Reply, message: str, earlier_user: list[str], settings: Reply
     if not result.changed:
         return replace(reply, timings=timings)
     return replace(reply, text=result.text, draft=reply.text, timings=timings)
+
+
+def as_shown(reply: Reply, stream: CheckedStream, seconds: float) -> Reply:
+    """The reply whose text was checked as it streamed: the text shown, the method's kept as `draft`."""
+    timings = {**reply.timings, "reply_check": seconds}
+    if stream.shown == reply.text:
+        return replace(reply, timings=timings)
+    return replace(reply, text=stream.shown, draft=reply.text, timings=timings)
 
 
 # -- events of a round ---------------------------------------------------------------------------------
@@ -290,6 +300,8 @@ class ReplyRound:
         self.cancel = threading.Event()
         self._items: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
+        self._check: CheckedStream | None = None  # the reply check on the streamed text, once events() runs
+        self._check_s = 0.0  # seconds spent in it
 
     @property
     def conversation_id(self) -> str:
@@ -325,9 +337,21 @@ class ReplyRound:
             try:
                 item = self._items.get_nowait()
             except queue.Empty:
-                return
+                break
             if isinstance(item, ReplyText):
-                self.pending.partial += item.piece
+                self.pending.partial += self._checked(item.piece)
+        if self._check is not None:  # what it held back (an unfinished sentence) is kept, checked, too
+            self.pending.partial += self._checked("", final=True)
+
+    def _checked(self, piece: str, final: bool = False) -> str:
+        """The text to show for a streamed piece: the piece itself without a reply check; with one,
+        the checked sentences it completes (all the rest when `final`)."""
+        if self._check is None:
+            return piece
+        t0 = time.perf_counter()
+        shown = self._check.finish() if final else self._check.feed(piece)
+        self._check_s += time.perf_counter() - t0
+        return shown
 
     def events(self, max_tokens: int = 0, tick_s: float = 0.5) -> Iterator[RoundEvent]:
         """The round's events; the method's work runs in a worker thread, so a `Working` event
@@ -341,6 +365,9 @@ class ReplyRound:
         stream = ReplyStream(sink=lambda piece: put(ReplyText(piece)), cancel=self.cancel, max_tokens=max_tokens,
                              progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)))
         outcome = _Outcome()
+        earlier_user = [t.text for t in dialogue.turns() if t.role == USER]
+        if service.reply_check is not None:
+            self._check = CheckedStream(pending.message, earlier_user, service.reply_check)
 
         def work() -> None:
             try:
@@ -364,16 +391,23 @@ class ReplyRound:
             if item is None:
                 break
             if isinstance(item, ReplyText):
-                pending.partial += item.piece
                 streamed = True
+                item = ReplyText(self._checked(item.piece))
+                if not item.piece:
+                    continue  # held until its sentence is complete
+                pending.partial += item.piece
             yield item
         self._worker.join()
         if outcome.error is not None:
             raise outcome.error
         reply = outcome.reply
-        if service.reply_check is not None:
-            reply = checked(reply, pending.message, [t.text for t in dialogue.turns() if t.role == USER],
-                            service.reply_check)
+        if streamed and self._check is not None and (rest := self._checked("", final=True)):
+            pending.partial += rest
+            yield ReplyText(rest)
+        if self._check is not None and streamed and self._check.raw.strip() == reply.text.strip():
+            reply = as_shown(reply, self._check, self._check_s)
+        elif self._check is not None:  # not streamed, or the method changed its text after streaming it
+            reply = checked(reply, pending.message, earlier_user, service.reply_check)
         seconds = time.perf_counter() - started
         stored, turns = self._store(dialogue, reply, streamed, seconds)
         yield stored

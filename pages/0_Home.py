@@ -11,9 +11,9 @@ from core.llm import LLMError
 from core.llm.endpoint_check import with_endpoint_model
 from core.llm.scoring_routes import scoring_note
 from core.methods import METHODS, method_class
-from ui import owner, safe, state, warmup
+from ui import icons, owner, safe, state, warmup
 
-st.set_page_config(page_title="Dialogue memory workbench", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="Dialogue memory workbench", page_icon=icons.FAVICON, layout="wide")
 BACKEND_NOTE = "backend_note"  # what saving the backend settings changed, for the run after st.rerun
 warm = warmup.start()  # the shared models load in the background while the visitor reads this page
 owner.sidebar(owner.current_owner())

@@ -10,9 +10,9 @@ from core.limits import InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, method_class
 from core.paths import MissingResource
-from ui import chat_box, consistency, conversations, owner, replies, resources, safe, screens, state, streaming, warmup
+from ui import chat_box, consistency, conversations, icons, owner, replies, resources, safe, screens, state, streaming, warmup
 
-st.set_page_config(page_title="Chat", page_icon="💬", layout="wide")
+st.set_page_config(page_title="Chat", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()
@@ -24,7 +24,7 @@ infos = {c.id: c for c in store.list_conversations(owner=me)}
 labels = conversations.labels(infos.values())
 conversations.reopen_latest(infos.values(), METHODS)  # a reload or restart opens the owner's latest conversation
 with st.sidebar:
-    method_name = st.selectbox("Method", list(METHODS), key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    method_name = conversations.method_box(list(METHODS))  # the method a new conversation uses, kept across pages
     screen = screens.screen_of(method_name)
     screen.sidebar()
     ids = [None, *infos]

@@ -9,11 +9,11 @@ from core.methods import METHODS, method_class
 from core.methods.dsmart import rdf_import, recall
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.dsm_method import memory_from_state, pack_state, split_state
-from ui import conversations, graphs, owner, resources, safe, state, warmup
+from ui import conversations, graphs, icons, owner, resources, safe, state, warmup
 
 GRAPH_METHODS = [name for name in METHODS if method_class(name).keeps_memory_graph]  # dsm, dsmart
 
-st.set_page_config(page_title="Memory graph", page_icon="🕸️", layout="wide")
+st.set_page_config(page_title="Memory graph", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
 store = resources.default_store()
 me = owner.current_owner()

@@ -13,13 +13,13 @@ import streamlit as st
 from core.eval import read_run
 from core.embedders import display_name
 from core.methods.calibration import sgmem_settings
-from ui import conversations, knowledge, owner, resources, runs, safe, state, warmup
+from ui import conversations, icons, knowledge, owner, resources, runs, safe, state, warmup
 from ui import kg as ui_kg
 from ui import mcts as mcts_ui
 from ui import qa as ui_qa
 from ui import retrieval as ur
 
-st.set_page_config(page_title="Retrieval comparison", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="Retrieval comparison", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
 me = owner.current_owner()
 owner.sidebar(me)

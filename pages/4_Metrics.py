@@ -12,12 +12,12 @@ from core.data.mtbench import load_mtbench, stratified
 from core.eval import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
-from ui import metrics as um
+from ui import icons, metrics as um
 from ui import metrics_demo
 from ui import factscore as factscore_section
 from ui import owner, resources, runs, safe, state, warmup
 
-st.set_page_config(page_title="Metrics", page_icon="📏", layout="wide")
+st.set_page_config(page_title="Metrics", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
 owner.sidebar(owner.current_owner())  # runs are shared benchmark results, but sign-in applies here too
 st.title("Consistency and factuality metrics")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.annotation import AnnotationError, check_annotator
-from ui import annotation as ua
+from ui import annotation as ua, icons
 from ui import annotation_agreement, annotation_io, owner
 from ui.safe import literal
 
-st.set_page_config(page_title="Annotation", page_icon="🏷️", layout="wide")
+st.set_page_config(page_title="Annotation", page_icon=icons.FAVICON, layout="wide")
 me = owner.current_owner()
 owner.sidebar(me)
 store = ua.annotation_store()

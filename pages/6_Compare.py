@@ -10,9 +10,9 @@ from core.llm import LLMError
 from core.methods import METHODS, method_class
 from core.paths import MissingResource
 from core.votes.model import column_labels, shown_order
-from ui import chat_box, compare, compare_live, conversations, owner, resources, safe, state, warmup
+from ui import chat_box, compare, compare_live, conversations, icons, owner, resources, safe, state, warmup
 
-st.set_page_config(page_title="Compare", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="Compare", page_icon=icons.FAVICON, layout="wide")
 warmup.start()
 store = resources.default_store()
 me = owner.current_owner()
@@ -24,13 +24,12 @@ group = compare_live.reopen(store, me)
 
 DEFAULT_METHODS = ["base", "rag"]  # the plain LLM and a memory method: a newcomer can type at once
 with st.sidebar:
+    compare_live.picker(store, me, group)  # the owner's comparisons: the open one, earlier ones to reopen
     if "cmp_methods" not in st.session_state:
         st.session_state["cmp_methods"] = list(group) or DEFAULT_METHODS
     methods = st.multiselect("Methods (2 to 4)", list(METHODS), key="cmp_methods", max_selections=4,
                              format_func=lambda n: f"{n} — {method_class(n).label}")
-    if st.button("New comparison"):
-        group = st.session_state[compare_live.GROUP] = {}
-        st.query_params.pop(compare_live.QUERY, None)
+    st.button("New comparison", on_click=compare_live.start_new)  # before this run draws the picker
     max_tokens = st.number_input("Max reply tokens", min_value=16, max_value=2048, value=256, step=16, key=state.MAX_TOKENS)
     reveal = st.toggle("Show method names before voting", value=False, key="cmp_reveal",
                        help="Off: blind votes. The names appear once you vote on a turn.")

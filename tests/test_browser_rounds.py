@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import time
 
 import pytest
@@ -72,7 +73,8 @@ def test_a_message_sent_while_a_reply_is_written_keeps_the_first(db_url, tmp_pat
         assert "mango" in str(stub.requests[-1]["messages"])  # the second reply's prompt had the first message
         messages = page.get_by_test_id("stChatMessage")
         expect(messages).to_have_count(4, timeout=60_000)
-        expect(messages.nth(1)).to_contain_text("stopped before it was finished")
+        # stopped while the stub still waited (no text yet: issue 57's caption) or, on a slow run, after some text
+        expect(messages.nth(1)).to_contain_text(re.compile("stopped before (any text was written|it was finished)"))
         assert "Traceback" not in app.log()
 
 

@@ -136,9 +136,9 @@ def test_the_service_stores_the_checked_reply_and_keeps_the_draft(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
     stored, streamed = _round(store, ReplyCheckSettings(), "Hi Marta! I live in Porto with my dog Rex.",
                               "Hi, I'm Marta. I live in Porto with my dog Rex.")
-    assert streamed == "Hi Marta! I live in Porto with my dog Rex."  # the page streams the method's text...
-    assert stored.reply.text == "Hi Marta! You live in Porto with your dog Rex."  # ...then shows the stored one
-    assert stored.reply.draft == streamed and "reply_check" in stored.reply.timings
+    assert stored.reply.text == "Hi Marta! You live in Porto with your dog Rex."
+    assert streamed == stored.reply.text  # checked as it streams: what is shown is what is stored (issue 57)
+    assert stored.reply.draft == "Hi Marta! I live in Porto with my dog Rex." and "reply_check" in stored.reply.timings
     turns = store.dialogue(stored.conversation_id, owner="anon:tester").turns()
     assert turns[-1].text == stored.reply.text  # what the memory and the history hold
     assert Reply.from_dict(stored.reply.to_dict()) == stored.reply  # the draft survives the round trip

@@ -55,3 +55,29 @@ def test_the_port_opens_after_the_models_load_and_priority_comes_back(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_page_address_gets_the_index_page_with_the_servers_root(tmp_path):
+    """ui.page_index (issue 57): the page served at /Chat names the root, so the browser asks no
+    /Chat/_stcore/... first; the root address keeps Streamlit's own file."""
+    from starlette.testclient import TestClient
+
+    from streamlit.web.server.starlette import starlette_static_routes as routes
+    from ui import page_index
+
+    html = "<!DOCTYPE html><html><head><title>x</title></head><body></body></html>"
+    assert page_index.page_with_root(html, None).startswith(
+        '<!DOCTYPE html><html><head><script>window.__streamlit = Object.assign(window.__streamlit || {}, '
+        '{BACKEND_BASE_URL: window.location.origin + "/"});</script><title>')
+    assert 'window.location.origin + "/wb"' in page_index.page_with_root(html, "wb/")
+
+    original = routes.create_streamlit_static_handler
+    try:
+        assert page_index.install().startswith("page addresses name the server's root")
+        assert page_index.install() == "page addresses already name the server's root"
+        (tmp_path / "index.html").write_text(html, encoding="utf-8")
+        client = TestClient(routes.create_streamlit_static_handler(directory=str(tmp_path), base_url=None))
+        assert "BACKEND_BASE_URL" in client.get("/Chat").text  # a page's address: the single-page fallback
+        assert client.get("/").text == html  # the root: Streamlit's own page
+    finally:
+        routes.create_streamlit_static_handler = original

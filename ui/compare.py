@@ -10,7 +10,7 @@ import streamlit as st
 from core.votes.compare import parse_items, vote_fields
 from core.votes.measures import agreements
 from core.votes.model import ALL_BAD, BOTH_BAD, TIE, Vote, VoteError, column_labels, shown_order
-from core.votes.ranking import rank
+from core.votes.ranking import MIN_METHOD_VOTES, Ranking, decisive_votes, rank, short_of_votes
 from core.votes.store import VoteStore
 from ui import resources
 from ui.safe import literal
@@ -76,20 +76,32 @@ def describe_vote(vote: Vote, order: list[str]) -> str:
         return "tie"
     if vote.bad:
         return "both bad" if len(vote.methods) == 2 else "all bad"
-    return f"{labels.get(vote.winner, '?')} ({vote.winner}) is better"
+    return f"{labels.get(vote.winner, '?')} ({vote.winner}) is {'better' if len(vote.methods) == 2 else 'best'}"
 
 
-def ranking_tables(outcomes: list[tuple[tuple[str, ...], str]]):
-    """(standings table, win-rate table) of a ranking, or (None, None) with no votes."""
-    if not outcomes:
-        return None, None
-    ranking = _ranking(tuple(outcomes))
-    table = pd.DataFrame([{"method": s.method, "strength": s.strength, "95% low": s.low, "95% high": s.high,
+def interval(low: float, high: float) -> str:
+    """A strength's 95% interval as text; a bootstrap whose resamples were all alike (every vote the
+    same outcome) has none to give."""
+    if low != low or high != high:  # NaN: the method was only in bad votes
+        return "—"
+    return "none: every resample alike" if low == high else f"{low:+.2f} to {high:+.2f}"
+
+
+def ranking_tables(ranking: Ranking) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(standings, row-against-column table) of a ranking: with enough votes (`short_of_votes` empty)
+    the strengths with intervals and the win rates, else the counts and the votes between two
+    methods. Cells are numbers or words, never None."""
+    names = list(ranking.methods)
+    if short_of_votes(ranking):
+        table = pd.DataFrame([{"method": s.method, "decisive votes": decisive_votes(s), "wins": s.wins,
+                               "losses": s.losses, "ties": s.ties, "bad": s.bad} for s in ranking.standings])
+        return table, pd.DataFrame([list(row) for row in ranking.comparisons], index=names, columns=names)
+    table = pd.DataFrame([{"method": s.method, "strength": round(s.strength, 2), "95% interval": interval(s.low, s.high),
                            "votes": s.votes, "wins": s.wins, "losses": s.losses, "ties": s.ties, "bad": s.bad}
                           for s in ranking.standings])
-    matrix = pd.DataFrame([[None if r is None else round(r, 2) for r in row] for row in ranking.win_rate],
-                          index=list(ranking.methods), columns=list(ranking.methods))
-    return table, matrix
+    rates = [["—" if i == j else "not compared" if r is None else f"{r:.2f}" for j, r in enumerate(row)]
+             for i, row in enumerate(ranking.win_rate)]
+    return table, pd.DataFrame(rates, index=names, columns=names)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -108,14 +120,19 @@ def ranking_panel(store: VoteStore, owner: str) -> None:
     scopes = {"Your votes": [(v.methods, v.winner) for v in mine], "Everyone's votes": store.outcomes_of_everyone()}
     for tab, (name, outcomes) in zip(st.tabs(list(scopes)), scopes.items()):
         with tab:
-            table, matrix = ranking_tables(outcomes)
-            if table is None:
+            if not outcomes:
                 st.info("No votes yet: vote on a turn above and the ranking appears here.")
                 continue
+            ranking = _ranking(tuple(outcomes))
+            table, matrix = ranking_tables(ranking)
+            short = short_of_votes(ranking)
             st.caption(f"{len(outcomes)} votes")
-            st.dataframe(table, hide_index=True, width="stretch",
-                         column_config={k: st.column_config.NumberColumn(format="%+.2f") for k in ("strength", "95% low", "95% high")})
-            st.markdown("Win rate (row against column)")
+            if short:
+                st.info(f"Too few votes to rank yet: strengths with 95% intervals appear once every method has "
+                        f"{MIN_METHOD_VOTES} decisive votes (won, lost or tied; 'bad' votes do not count). Now: "
+                        + ", ".join(f"{literal(m)} {n}" for m, n in short) + ". The counts so far:")
+            st.dataframe(table, hide_index=True, width="stretch")
+            st.markdown("Votes comparing the row with the column" if short else "Win rate (row against column)")
             st.dataframe(matrix, width="stretch")
     found = [a for a in agreements(mine) if a.pairs]
     if found:

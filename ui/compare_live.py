@@ -10,6 +10,7 @@ reopens the comparison.
 
 from __future__ import annotations
 
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -18,12 +19,15 @@ import streamlit as st
 from core.conversation import ConversationService, MethodProgress, ReplyStored, ReplyText, Working, judgement_of
 from core.dialogue import Reply
 from core.store import Store, StoredTurn
+from core.votes.groups import Comparison, comparisons, remember
 from core.votes.measures import cs_of
 from core.votes.model import column_labels
 from ui import consistency, replies
 from ui.safe import literal
 
 GROUP = "cmp_group"  # session: {method: conversation id}, in the order the methods were chosen
+METHODS_KEY = "cmp_methods"  # session: the sidebar's methods (its widget key)
+PICK = "cmp_pick"  # session: the comparisons picker's widget key
 PENDING = "cmp_pending"  # session: the rounds of a message whose run was cut short (kept on the next run)
 QUERY = "compare"  # the address's parameter: the group's conversation ids
 TICK = 0.1  # seconds each round's events wait before the next column's turn (2-4 columns: a page update every <= 0.4 s)
@@ -36,7 +40,8 @@ def group_key(group: dict[str, str]) -> str:
 
 def reopen(store: Store, owner: str) -> dict[str, str]:
     """The comparison in the session, else the one named in the address (conversations this owner
-    can read; an id of someone else's is ignored, as a missing one)."""
+    can read; an id of someone else's is ignored, as a missing one), else the owner's latest (a
+    new tab, the sidebar's entry: the address is set to it)."""
     if GROUP in st.session_state:
         return st.session_state[GROUP]
     group = {}
@@ -47,8 +52,43 @@ def reopen(store: Store, owner: str) -> dict[str, str]:
             continue
         if info.method and info.method not in group:
             group[info.method] = cid
+    if QUERY not in st.query_params and (latest := comparisons(store, owner)):
+        group = latest[0].group
+        st.query_params[QUERY] = latest[0].key
     st.session_state[GROUP] = group if len(group) >= 2 else {}
     return st.session_state[GROUP]
+
+
+def _open(comparison: Comparison | None) -> None:
+    """The picker's choice, opened before the page runs (a callback): the methods follow it."""
+    if comparison is None:
+        return
+    st.session_state[GROUP] = comparison.group
+    st.session_state[METHODS_KEY] = list(comparison.methods)
+    st.query_params[QUERY] = comparison.key
+
+
+def start_new() -> None:
+    """"New comparison": the next message starts one with the methods chosen."""
+    st.session_state[GROUP] = {}
+    st.query_params.pop(QUERY, None)
+
+
+def comparison_label(c: Comparison) -> str:
+    when = time.strftime("%d %b %H:%M", time.localtime(c.used_at))
+    return f"{c.title} · {' vs '.join(c.methods)} · {when}"
+
+
+def picker(store: Store, owner: str, group: dict[str, str]) -> None:
+    """The owner's comparisons, latest first, the open one selected; picking another opens it."""
+    found = comparisons(store, owner)
+    if not found:
+        return
+    current = next((c for c in found if c.group == group), None)
+    options = found if current is not None else [None, *found]
+    st.session_state[PICK] = current
+    st.selectbox("Your comparisons", options, key=PICK, on_change=lambda: _open(st.session_state[PICK]),
+                 format_func=lambda c: "— a new one —" if c is None else comparison_label(c))
 
 
 def keep_interrupted(service: ConversationService) -> bool:
@@ -92,7 +132,10 @@ def blind_caption(reply: Reply) -> str:
 
 
 def draw_reply(stored: StoredTurn, key: str, revealed: bool) -> None:
-    st.markdown(literal(stored.turn.text) if stored.turn.text.strip() else "*(no text)*")
+    if stored.turn.text.strip():
+        st.markdown(literal(stored.turn.text))
+    else:
+        st.markdown("*(stopped before any text was written)*" if stored.reply.stopped else "*(no text)*")
     st.caption(blind_caption(stored.reply))
     consistency.render(judgement_of(stored.checks))
     if revealed:
@@ -114,6 +157,7 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
     """Send `message` to every method of the group at once and draw the replies blind, in `order`,
     as they stream. Leaving early (Stop, another click: Streamlit stops the run at a page update)
     stops every round; each keeps the message and its partial reply, marked stopped."""
+    remember(service.store, service.owner, group, f"Compare: {message[:40]}")  # first in the owner's list
     rounds = {m: service.start(group[m], m, message) for m in order}
     st.session_state[PENDING] = [r.pending for r in rounds.values()]
     boxes = {}
@@ -141,7 +185,7 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
                 elif isinstance(event, ReplyStored):
                     done[method] = event
                     status.caption(f"done in {event.seconds:.1f} s")
-                    if not event.streamed or event.reply.text != texts[method]:  # the reply check may change it
+                    if not event.streamed or event.reply.text != texts[method]:  # a method may change it after streaming
                         text.markdown(literal(event.reply.text))
         with st.spinner("Updating the methods' memories…"):
             for method in order:

@@ -33,6 +33,12 @@ def _saved(s: StoredTurn, model: str) -> NLIJudgement | None:
     return NLIJudgement.from_dict(nli) if nli and nli.get("model") == model else None
 
 
+def judged_reply(s: StoredTurn) -> bool:
+    """Whether a stored turn is a reply to judge: an assistant turn with text (a reply stopped before
+    any text was written says nothing to be consistent or not with)."""
+    return s.turn.role == "assistant" and bool(s.turn.text.strip())
+
+
 def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, judge_from: int = 0,
                 store: Store | None = None, owner: str = "") -> dict[int, NLIJudgement]:
     """Turn index -> judgement for the assistant replies of `stored` from turn index `show_from` on:
@@ -43,7 +49,7 @@ def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, j
         return {}
     memo: dict = st.session_state.setdefault(_MEMO, {})
     shown = [(pos, s) for pos, s in enumerate(stored)
-             if s.turn.role == "assistant" and s.index >= show_from and (cid, s.index, s.turn.text) not in memo]
+             if judged_reply(s) and s.index >= show_from and (cid, s.index, s.turn.text) not in memo]
     if shown:
         try:
             scorer = resources.nli_scorer()
@@ -69,7 +75,7 @@ def judge_turns(cid: str | None, stored: list[StoredTurn], show_from: int = 0, j
 def unjudged(cid: str | None, stored: list[StoredTurn], show_from: int) -> int:
     """How many assistant replies from `show_from` on have no judgement yet."""
     memo: dict = st.session_state.get(_MEMO, {})
-    return sum(s.turn.role == "assistant" and s.index >= show_from and (cid, s.index, s.turn.text) not in memo
+    return sum(judged_reply(s) and s.index >= show_from and (cid, s.index, s.turn.text) not in memo
                and "nli" not in s.checks for s in stored)
 
 

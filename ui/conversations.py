@@ -10,13 +10,14 @@ from collections.abc import Iterable
 import streamlit as st
 
 from core.conversation import NLI_CONTEXT_TURNS, ConversationService  # noqa: F401 (NLI_CONTEXT_TURNS: for pages)
-from core.methods import create_method
+from core.methods import create_method, method_class
 from core.store import ConversationInfo, Store
 from ui import consistency, screens, state
 
 HISTORY_WINDOW = 50  # turns drawn at once: a 10,000-turn conversation renders as fast as a short one
 NLI_AUTO_TURNS = 10  # replies among the latest turns get their consistency check without asking
 PENDING = "chat_pending_round"  # st.session_state: the round of a message sent in this session, until it finishes
+CHOSEN_METHOD = "chat_method_chosen"  # st.session_state: the Method box's last value, kept apart from the widget's key
 
 
 def label(info: ConversationInfo) -> str:
@@ -67,6 +68,18 @@ def reopen_latest(infos: Iterable[ConversationInfo], methods: Iterable[str]) -> 
         st.session_state[state.METHOD] = latest.method
 
 
+def method_box(methods: list[str]) -> str:
+    """The sidebar's Method box; its value is the method the next message (and a new conversation)
+    uses. Streamlit drops a widget's value when a run of another page does not draw it, so after a
+    visit to another page the box came back as the first method while the person had picked
+    another: the last pick is kept under its own key and put back before the box is drawn."""
+    if state.METHOD not in st.session_state and st.session_state.get(CHOSEN_METHOD) in methods:
+        st.session_state[state.METHOD] = st.session_state[CHOSEN_METHOD]
+    chosen = st.selectbox("Method", methods, key=state.METHOD, format_func=lambda n: f"{n} — {method_class(n).label}")
+    st.session_state[CHOSEN_METHOD] = chosen
+    return chosen
+
+
 def service(store: Store, owner: str) -> ConversationService:
     """This user's conversation service: method instances kept in this session (st.session_state),
     built with the method's screen config and rebuilt when the backend settings change."""
@@ -85,6 +98,8 @@ def keep_interrupted(conversations: ConversationService) -> str:
     conversations.keep(pending)  # nothing when the stopped run kept it itself
     if not pending.stopped:
         return ""
+    if st.session_state.get("stop_reply") and not pending.partial.strip():
+        return "Reply stopped before any text was written: your message is kept."
     if st.session_state.get("stop_reply"):
         return "Reply stopped: your message and the part of the reply written so far are kept (marked stopped)."
     return "Your earlier message was kept; its reply was stopped when you sent another."

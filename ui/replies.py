@@ -12,6 +12,8 @@ from core.llm.cost import totals
 
 def caption(reply: Reply) -> str:
     total = sum(reply.timings.values())
+    if reply.stopped and not reply.text.strip():
+        return f"{reply.method} · {reply.model} · stopped before any text was written"
     if reply.stopped:  # kept as far as it was written when Stop or another message cut it short
         return f"{reply.method} · {reply.model} · stopped before it was finished (the text above is what it had written)"
     line = f"{reply.method} · {reply.model} · {total:.2f} s · {reply.llm_calls} LLM call(s)"

@@ -25,7 +25,7 @@ from core.retrieval import RetrieverContext
 from core.retrieval.base import Retriever
 from core.retrieval.cache import shared_cached_embedder
 from core.retrieval.report import LEVEL_METRICS
-from ui import runs, safe, state, warmup
+from ui import icons, runs, safe, state, warmup
 
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
 RESULTS_DIR = REPO_ROOT / "results"  # levels x methods summaries kept with the repository
@@ -161,7 +161,7 @@ def is_gold(evidence: Evidence, gold: tuple[str, ...]) -> bool:
 def render_results(evidence: list[Evidence], gold: tuple[str, ...], latency: float, build: float) -> None:
     st.caption(f"query {latency * 1000:.1f} ms" + (f" · index ready after {build:.1f} s" if build >= 0.05 else ""))
     for rank, e in enumerate(evidence, 1):
-        mark = " · ✅ **gold evidence**" if is_gold(e, gold) else ""
+        mark = f" · {icons.GOLD} **gold evidence**" if is_gold(e, gold) else ""
         with st.container(border=True):
             st.markdown(f"**{rank}.** {safe.literal(e.source)} · {safe.literal(e.kind)} · score {e.score:.3f}{mark}")
             st.text(e.text if len(e.text) < 700 else e.text[:700] + " …")  # st.text: no markdown, no HTML

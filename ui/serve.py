@@ -7,8 +7,10 @@ on a busy one; docs/operations.md). Here the port opens only after the warm-up's
 so nginx sends the replica nothing until then (a refused connection is a failed attempt that
 `proxy_next_upstream` retries on another replica) and a health check turns green only when the
 replica answers at full speed. The MCTS knowledge index (minutes on a first build) still loads in
-the background, as the Home page shows. One user on one machine is better served by `streamlit
-run` (the README's command): the Home page opens at once and shows the models loading."""
+the background, as the Home page shows. One user on one machine is better served at once: `make
+run` starts `python -m ui.serve --load-in-background`, and the Home page shows the models loading.
+Either way the server answers a page's own address with a page that names the server's root
+(ui/page_index.py: no failed requests in the browser), which plain `streamlit run` does not."""
 
 from __future__ import annotations
 
@@ -35,9 +37,23 @@ def _set_niceness(value: int) -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
-    from ui import warmup
+BACKGROUND = "--load-in-background"  # `make run`: serve at once, the pages load the models in the background
 
+
+def main(argv: list[str] | None = None) -> int:
+    from ui import page_index, warmup
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if BACKGROUND not in args:
+        _load_first(warmup)
+    print(page_index.install(), flush=True)  # a page opened by its address makes no failed request
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", str(APP), *(a for a in args if a != BACKGROUND)]
+    return cli.main()
+
+
+def _load_first(warmup) -> None:
     # A replica restarted beside running ones (a crash, a deploy) loads ~9 CPU-seconds of models;
     # at normal priority that slowed the running replica's users (the load test's fault run), so
     # the loading yields the CPU to them and the server then runs at normal priority.
@@ -50,10 +66,6 @@ def main(argv: list[str] | None = None) -> int:
         failed = [f"{r.name} ({r.error})" for r in done.results if r.error]
         print(f"shared models loaded in {done.seconds:.1f} s" + (f"; could not load: {'; '.join(failed)}" if failed else "")
               + "; starting the server", flush=True)
-    from streamlit.web import cli
-
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
-    return cli.main()
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def draw_reply(events: Iterator[RoundEvent], method_name: str) -> ReplyStored:
                 status.update(label=f"{method_name}: done in {event.seconds:.1f} s", state="complete", expanded=False)
                 if not event.streamed:
                     st.markdown(safe.literal(event.reply.text))
-                elif event.reply.text != text:  # the reply check changed the streamed text: show what is stored
+                elif event.reply.text != text:  # a method that changed its text after streaming it (the reply check runs as it streams)
                     text_box.markdown(safe.literal(event.reply.text))
                 return event
     except Exception:

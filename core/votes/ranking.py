@@ -31,6 +31,13 @@ from core.votes.model import ALL_BAD, BOTH_BAD, TIE
 
 DEFAULT_PRIOR = 0.5
 DEFAULT_BOOTSTRAP = 1000
+# Decisive votes (won, lost or tied; "bad" ones not) each ranked method needs before strengths and
+# intervals are shown. With fewer, a bootstrap resample is nearly always the votes themselves (2
+# votes alike: every resample alike, an interval whose low equals its high) and the prior decides
+# more of a strength than the votes do. Counted per method, not per pair: in a vote among 3 or 4
+# methods only the winner's pairs are compared, so a pair of two methods that rarely win could
+# stay short for ever. Until then only the counts are shown.
+MIN_METHOD_VOTES = 5
 
 
 @dataclass(frozen=True)
@@ -185,3 +192,17 @@ def rank(outcomes: Iterable[tuple[Sequence[str], str]], bootstrap: int = DEFAULT
                    comparisons=tuple(tuple(int(x) for x in row) for row in n), votes=len(votes),
                    bad_votes=sum(w in (BOTH_BAD, ALL_BAD) for _, w in votes), bootstrap=bootstrap, prior=prior,
                    connected=_connected(n > 0))
+
+
+def decisive_votes(standing: Standing) -> int:
+    """Votes that compared the method with another: won, lost or tied."""
+    return standing.wins + standing.losses + standing.ties
+
+
+def short_of_votes(ranking: Ranking, min_votes: int = MIN_METHOD_VOTES) -> list[tuple[str, int]]:
+    """(method, decisive votes) of each method with fewer than `min_votes`; [] when the ranking has
+    enough to be shown with strengths and intervals (and at least two methods to rank)."""
+    short = [(s.method, decisive_votes(s)) for s in ranking.standings if decisive_votes(s) < min_votes]
+    if not short and sum(decisive_votes(s) > 0 for s in ranking.standings) < 2:
+        return [(s.method, decisive_votes(s)) for s in ranking.standings]
+    return short

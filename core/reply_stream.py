@@ -1,0 +1,147 @@
+"""The reply check applied while a reply streams (issue 57): what reaches the screen is already
+checked, so the text a person reads is never replaced when the reply is stored.
+
+    stream = CheckedStream(message, earlier_user, ReplyCheckSettings())
+    for piece in llm_pieces:
+        shown = stream.feed(piece)  # "" until a sentence is complete (and decided)
+    shown = stream.finish()  # the rest, once the reply is done
+
+The streamed pieces are buffered to sentence ends (core.text.split_sentences: a sentence is
+complete once the next one has begun); each complete sentence goes through the same repairs as
+`core.reply_check.check_reply`, by its sentence-level helpers (`in_second_person`,
+`echo_sentences`), and only then is handed on. The echo rule looks across sentences (a stretch of
+80+ characters of the user's message, repeated), so a sentence that could be part of an echo
+(half of it or more is a stretch of the message) is held back until a sentence that cannot be
+one follows it or the reply ends; other sentences go out at once. For a finished reply the
+joined pieces are what `check_reply` makes of the whole text (tests/test_reply_stream.py checks
+this on the check's own cases).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from core.metrics.reply_defects import normal_text
+from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person
+from core.text import split_sentences
+
+_ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
+_LINE_BREAK = re.compile(r"[ \t]*\n")
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    gap: str  # the text between the sentence before and this one
+    text: str
+
+
+def could_echo(sentence: str, message: str, settings: ReplyCheckSettings) -> bool:
+    """Whether `sentence` may be found part of an echo of `message` once more of the reply is known:
+    `echo_sentences` drops a sentence only when `echo_share` of it lies in a stretch of the message
+    of `echo_chars`+ characters, so a sentence with no such share in common with the message never is."""
+    norm_s, norm_m = normal_text(sentence), normal_text(message)
+    if not norm_s or len(norm_m) < settings.echo_chars:
+        return False
+    common = SequenceMatcher(None, norm_s, norm_m, autojunk=False).find_longest_match(0, len(norm_s), 0, len(norm_m))
+    return common.size >= settings.echo_share * len(norm_s)
+
+
+class CheckedStream:
+    """A reply's streamed pieces in, checked text out (`feed`, then `finish`). `shown` is all the
+    text handed on so far; after `finish` it is the checked reply."""
+
+    def __init__(self, message: str, earlier_user: Sequence[str] = (),
+                 settings: ReplyCheckSettings = ReplyCheckSettings()) -> None:
+        self.message = message
+        self.users = (*earlier_user, message)
+        self.settings = settings
+        self.raw = ""  # every piece fed
+        self.shown = ""
+        self.dropped: list[str] = []  # sentences taken out as echoes
+        self._at = 0  # raw[:_at] is split into sentences already
+        self._sentences: list[str] = []  # every complete sentence so far, as written
+        self._held: list[tuple[int, _Sentence]] = []  # sentences that may be part of an echo, undecided
+        self._gap: str | None = None  # the space before a run of dropped sentences
+
+    @property
+    def changed(self) -> bool:
+        """Whether the shown text differs from what was fed (after `finish`)."""
+        return self.shown != self.raw.strip()
+
+    def feed(self, piece: str) -> str:
+        """Take a piece of the reply; return the checked text that can be shown now."""
+        self.raw += piece
+        before = len(self.shown)
+        self._take(final=False)
+        return self.shown[before:]
+
+    def finish(self) -> str:
+        """The reply is complete: return the rest of its checked text."""
+        before = len(self.shown)
+        self._take(final=True)
+        self._resolve(final=True)
+        return self.shown[before:]
+
+    def _take(self, final: bool) -> None:
+        """Check the sentences completed since the last call (all of them when `final`). A sentence
+        is complete when another has begun after it and it ends in a full stop or a line break
+        (without one, the splitter may join it to the words that come next)."""
+        tail = self.raw[self._at:]
+        found = split_sentences(tail)
+        at = 0
+        for sentence in found if final else found[:-1]:
+            start = tail.find(sentence, at)
+            if start < 0:  # the splitter changed the sentence's characters: the rest is shown as written (below)
+                break
+            end = start + len(sentence)
+            if not final and not _ENDS_SENTENCE.search(sentence) and not _LINE_BREAK.match(tail, end):
+                break
+            self._add(_Sentence(tail[at:start], sentence))
+            at = end
+        if final and tail[at:].strip():  # text the splitter made no sentence of ("?!"): kept, as check_reply keeps it
+            self._show_rest(tail[at:])
+            at = len(tail)
+        self._at += at
+
+    def _add(self, sentence: _Sentence) -> None:
+        index = len(self._sentences)
+        self._sentences.append(sentence.text)
+        if self.settings.drop_echoes and could_echo(sentence.text, self.message, self.settings):
+            self._held.append((index, sentence))
+            return
+        self._resolve(final=False)
+        self._show(sentence)
+
+    def _resolve(self, final: bool) -> None:
+        """Decide the held sentences: those in an echo of the message are dropped, unless the reply
+        says nothing else (then it stays whole, as `check_reply` keeps it)."""
+        if not self._held:
+            return
+        s = self.settings
+        echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share)
+        if final and len(echo) == len(self._sentences):
+            echo = set()
+        for index, sentence in self._held:
+            if index in echo:
+                self.dropped.append(sentence.text)
+                self._gap = sentence.gap if self._gap is None else self._gap
+            else:
+                self._show(sentence)
+        self._held = []
+
+    def _show(self, sentence: _Sentence) -> None:
+        plain = sentence.text.replace("\u2019", "'")
+        new = in_second_person(sentence.text, self.users) if self.settings.second_person else plain
+        text = new if new != plain else sentence.text
+        gap = sentence.gap if self._gap is None else max(self._gap, sentence.gap, key=lambda g: g.count("\n"))
+        self._gap = None
+        self.shown += text if not self.shown else gap + text
+
+    def _show_rest(self, rest: str) -> None:
+        """Text the splitter gives no sentences of, after the held ones are decided."""
+        self._resolve(final=True)
+        rest = rest.rstrip()
+        self.shown += rest.lstrip() if not self.shown else rest
