@@ -12,7 +12,9 @@ complete once the next one has begun); each complete sentence goes through the s
 `echo_sentences`), and only then is handed on. The echo rule looks across sentences (a stretch of
 80+ characters of the user's message, repeated), so a sentence that could be part of an echo
 (half of it or more is a stretch of the message) is held back until a sentence that cannot be
-one follows it or the reply ends; other sentences go out at once. For a finished reply the
+one follows it or the reply ends; so is a sentence that says the message back (`told_part`,
+`restates`: dropped once something else is said) and one with no word (it says nothing else);
+other sentences go out at once. For a finished reply the
 joined pieces are what `check_reply` makes of the whole text (tests/test_reply_stream.py checks
 this on the check's own cases).
 """
@@ -25,8 +27,9 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from core.metrics.reply_defects import normal_text
-from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person
-from core.text import split_sentences
+from core.metrics.saying_back import restates
+from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person, told_part
+from core.text import split_sentences, words
 
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
 _LINE_BREAK = re.compile(r"[ \t]*\n")
@@ -56,6 +59,7 @@ class CheckedStream:
     def __init__(self, message: str, earlier_user: Sequence[str] = (),
                  settings: ReplyCheckSettings = ReplyCheckSettings()) -> None:
         self.message = message
+        self.told = told_part(message)  # what the message tells: a sentence saying it back is dropped
         self.users = (*earlier_user, message)
         self.settings = settings
         self.raw = ""  # every piece fed
@@ -109,7 +113,9 @@ class CheckedStream:
     def _add(self, sentence: _Sentence) -> None:
         index = len(self._sentences)
         self._sentences.append(sentence.text)
-        if self.settings.drop_echoes and could_echo(sentence.text, self.message, self.settings):
+        s = self.settings
+        if ((s.drop_echoes and could_echo(sentence.text, self.message, s)) or self._says_back(sentence.text)
+                or not words(sentence.text)):
             self._held.append((index, sentence))
             return
         self._resolve(final=False)
@@ -121,9 +127,10 @@ class CheckedStream:
         if not self._held:
             return
         s = self.settings
-        echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share)
-        if final and len(echo) == len(self._sentences):
-            echo = set()
+        echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share) if s.drop_echoes else set()
+        echo |= {index for index, sentence in self._held if self._says_back(sentence.text)}
+        if final and not any(words(t) for i, t in enumerate(self._sentences) if i not in echo):
+            echo = set()  # nothing else said: the reply stays whole, as check_reply keeps it
         for index, sentence in self._held:
             if index in echo:
                 self.dropped.append(sentence.text)
@@ -131,6 +138,9 @@ class CheckedStream:
             else:
                 self._show(sentence)
         self._held = []
+
+    def _says_back(self, sentence: str) -> bool:
+        return self.settings.drop_said_back and bool(self.told) and restates(sentence, self.told)
 
     def _show(self, sentence: _Sentence) -> None:
         plain = sentence.text.replace("\u2019", "'")
