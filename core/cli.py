@@ -58,10 +58,12 @@ def make_toolkit(settings: LLMSettings, with_embedder: bool = True, embedder: st
     "" = `embedder`)."""
     from core.embedders import RECALL_EMBEDDER
     from core.llm import make_llm
+    from core.llm.queued import queued
     from core.methods import Toolkit
     from core.resources import LazyEmbedder, load_embedder, load_shared_llm
 
     llm = make_llm(settings) if settings.backend == "openai" else load_shared_llm(settings)
+    llm = queued(llm, settings, per_owner=settings.slots)  # alone on the model: every slot is the command's
     if not with_embedder:
         return Toolkit(llm=llm, strong=settings.is_strong)
     recall = RECALL_EMBEDDER if recall_embedder is None else recall_embedder

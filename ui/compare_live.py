@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.conversation import ConversationService, MethodProgress, ReplyStored, ReplyText, Working, judgement_of
+from core.conversation import ConversationService, MethodProgress, Queued, ReplyStored, ReplyText, Working, judgement_of
 from core.dialogue import Reply
 from core.store import Store, StoredTurn
 from core.votes.measures import cs_of
 from core.votes.model import column_labels
 from ui import consistency, replies
 from ui.safe import literal
+from ui.streaming import queue_line
 
 GROUP = "cmp_group"  # session: {method: conversation id}, in the order the methods were chosen
 PENDING = "cmp_pending"  # session: the rounds of a message whose run was cut short (kept on the next run)
@@ -127,6 +128,7 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
             stack.enter_context(r)
         events = {m: rounds[m].events(max_tokens=max_tokens, tick_s=TICK) for m in order}
         texts = dict.fromkeys(order, "")
+        waiting = dict.fromkeys(order, "")  # each column's place in the model's queue, while it waits
         while len(done) < len(order):
             for method in order:
                 if method in done:
@@ -136,8 +138,11 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
                 if isinstance(event, ReplyText):
                     texts[method] += event.piece
                     text.markdown(literal(texts[method]))
+                elif isinstance(event, Queued):  # shown until the model takes the request
+                    waiting[method] = "" if event.place.started else queue_line(event.place)
+                    status.caption(waiting[method] or f"working… {event.elapsed_s:.0f} s")
                 elif isinstance(event, (Working, MethodProgress)):
-                    status.caption(f"working… {event.elapsed_s:.0f} s")
+                    status.caption(waiting[method] or f"working… {event.elapsed_s:.0f} s")
                 elif isinstance(event, ReplyStored):
                     done[method] = event
                     status.caption(f"done in {event.seconds:.1f} s")
