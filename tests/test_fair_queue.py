@@ -6,6 +6,7 @@ and a round of the conversation service told its place while another owner holds
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from core.llm.fake import ScriptedLLM
 from core.llm.queued import QueuedLLM, queue_settings
 from core.methods import Toolkit, create_method
 from core.store import Store
+from tests.page_fixtures import stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)
 
 
 class Clock:
@@ -223,3 +225,30 @@ def test_a_round_is_told_its_place_while_another_owner_holds_the_model(tmp_path)
     assert [e.place.started for e in seen if isinstance(e, Queued)] == [False, True]
     assert kinds.index("ReplyText") > first_wait and kinds[-1] == "ReplyStored"
     assert "".join(e.piece for e in seen if isinstance(e, ReplyText)).strip() == "Nice to meet you, Ana."
+
+
+# -- the Chat page --------------------------------------------------------------------------------------
+
+def test_the_chat_page_says_the_model_is_busy_when_the_queue_is_full(stub, monkeypatch):
+    import os
+
+    from core.config import llm_settings_from
+    from core.llm import make_llm
+    from core.llm.queued import queued
+    from tests.page_fixtures import open_page
+
+    monkeypatch.setenv("WORKBENCH_LLM_QUEUE_MAX", "0")  # nothing may wait
+    settings = llm_settings_from(os.environ)
+    scheduler = queued(make_llm(settings), settings).scheduler  # the endpoint's queue, as the page's client gets it
+    held = [scheduler.submit("anon:other"), scheduler.submit("anon:third")]  # two other people hold both slots
+    try:
+        at = open_page(str(Path(__file__).resolve().parent.parent / "pages" / "1_Chat.py"), "anon:ana")
+        at.chat_input[0].set_value("Hello, I am Ana.").run()
+        assert not at.exception
+        assert any("Not sent: the model is busy" in e.value for e in at.error)
+        assert "Hello, I am Ana." in [c.value for c in at.code]  # the message, to copy
+        assert at.session_state["conversation_id"] is None  # nothing was kept
+    finally:
+        for ticket in held:
+            scheduler.release(ticket)
+    assert scheduler.pending() == 0
