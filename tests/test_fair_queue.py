@@ -252,3 +252,45 @@ def test_the_chat_page_says_the_model_is_busy_when_the_queue_is_full(stub, monke
         for ticket in held:
             scheduler.release(ticket)
     assert scheduler.pending() == 0
+
+
+# -- the real model ---------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_two_owners_take_turns_on_the_real_model():
+    """SmolLM2-135M under llama.cpp with one slot: owner A's three replies are queued, then B's one;
+    B is told it is next and is answered second, before A's backlog; the rates are measured."""
+    pytest.importorskip("xllamacpp")
+    from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions
+
+    inner = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=1, threads=2))
+    q = FairScheduler(QueueSettings(capacity=1))
+    llm = QueuedLLM(inner, q)
+    done, places = [], []
+
+    def ask(owner: str, k: int) -> None:
+        with caller(owner, on_wait=places.append if owner == "B" else None):
+            text = "".join(llm.stream(f"Count from one to five in words. ({owner} {k})", temperature=0.0, max_tokens=48))
+        done.append((owner, k, text))
+
+    def until(condition, who: list[threading.Thread]) -> None:
+        for _ in range(2000):  # at most ~20 s
+            if condition():
+                return
+            who[0].join(0.01)
+        raise AssertionError("the queue never reached the expected state")
+
+    try:
+        a = [threading.Thread(target=ask, args=("A", k)) for k in range(3)]
+        for t in a:
+            t.start()
+        until(lambda: q.in_flight() == 1 and q.waiting() == 2, a)
+        b = threading.Thread(target=ask, args=("B", 0))
+        b.start()
+        for t in [*a, b]:
+            t.join(120)
+        assert [owner for owner, _, _ in done] == ["A", "B", "A", "A"]
+        assert all(text.strip() for _, _, text in done)
+        assert places[0].ahead == 0 and places[0].waiting == 3 and places[-1].started
+        assert q.rates.decode_tps != Rates().decode_tps and q.pending() == 0  # measured on the served requests
+    finally:
+        inner.close()
