@@ -295,3 +295,12 @@ def test_two_owners_take_turns_on_the_real_model():
         assert q.rates.decode_tps != Rates().decode_tps and q.pending() == 0  # measured on the served requests
     finally:
         inner.close()
+
+
+def test_checks_for_an_endpoint_see_the_backend_behind_the_queue():
+    from core.llm.queued import backend_of
+
+    inner = ScriptedLLM()
+    llm = QueuedLLM(inner, FairScheduler())
+    assert backend_of(llm) is inner and backend_of(inner) is inner
+    assert llm.name == "scripted" and llm.requests is inner.requests  # the backend's own attributes show through

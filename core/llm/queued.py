@@ -131,6 +131,11 @@ class QueuedLLM(LLM):
             convs, schema, temperature=temperature, max_tokens=max_tokens, retries=retries))
 
 
+def backend_of(llm: LLM) -> LLM:
+    """The backend behind the queue (for "is this an endpoint?" checks); `llm` itself when not queued."""
+    return llm.inner if isinstance(llm, QueuedLLM) else llm
+
+
 def queue_settings(capacity: int, env: Mapping[str, str] = os.environ, per_owner: int = 0) -> QueueSettings:
     """The queue's settings from the environment (see the module's doc), for a backend of `capacity` slots."""
     return QueueSettings(capacity=max(1, int(env.get("WORKBENCH_LLM_QUEUE_SLOTS") or capacity)),
