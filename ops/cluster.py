@@ -35,7 +35,8 @@ def app_env(db_url: str, secret: str, llm_url: str, model: str, extra: dict | No
 
 class LLMPool:
     """K OpenAI-compatible servers, each a process killable by PID: the stub (ops/llm_stub.py,
-    echoes at once) or llama.cpp (ops/llm_server.py with the SmolLM2-135M model)."""
+    echoes at once) or llama.cpp (ops/llm_server.py with the SmolLM2-135M model, 4,096 tokens a slot:
+    a heavy owner's long pasted messages and their history exceeded 2,048)."""
 
     def __init__(self, kind: str, count: int, folder: Path, slots: int = 2, stub_args: list[str] | None = None) -> None:
         self.kind, self.folder, self.slots = kind, folder, slots
@@ -46,7 +47,7 @@ class LLMPool:
     def start(self) -> "LLMPool":
         for k, port in enumerate(self.ports):
             module = ["ops.llm_stub", "--port", str(port), *self.stub_args] if self.kind == "stub" else \
-                ["ops.llm_server", "--port", str(port), "--slots", str(self.slots), "--threads", "1"]
+                ["ops.llm_server", "--port", str(port), "--slots", str(self.slots), "--threads", "1", "--ctx", "4096"]
             log = open(self.folder / f"llm{k}.log", "w")
             self.procs.append(subprocess.Popen([sys.executable, "-m", *module], cwd=REPO, stdin=subprocess.PIPE,
                                                stdout=log, stderr=subprocess.STDOUT))
