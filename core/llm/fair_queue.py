@@ -10,9 +10,10 @@ The rules, applied each time a slot frees or a request arrives:
   (benchmarks, imports), whoever sent it;
 - turns: among owners with a request of that priority waiting, the one served least recently goes
   next, so one owner's backlog never passes another owner's single message;
-- per-owner limit: an owner has at most `per_owner` requests in flight (default half the slots, at
-  least one: with llama.cpp's two, one slot stays free for the next person, who then starts at once
-  instead of waiting for a reply; a pool of four serves two owners' Compare runs side by side);
+- per-owner limit: an owner has at most `per_owner` requests in flight (default a quarter of the
+  slots, at least one: with llama.cpp's two, one slot stays free for the next person, who then
+  starts at once instead of waiting for a reply; on a pool of four CPU slots a heavy owner holding
+  two kept light users' first words at 19x a user alone, holding one at 3.9x: docs/operations.md);
 - a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
   is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
 
@@ -54,14 +55,14 @@ class QueueFull(LLMError):
 @dataclass(frozen=True)
 class QueueSettings:
     capacity: int = 2  # requests admitted to the backend at once
-    per_owner: int = 0  # requests one owner may have in flight; 0 = half the capacity (at least 1)
+    per_owner: int = 0  # requests one owner may have in flight; 0 = a quarter of the capacity (at least 1)
     max_waiting: int = 64  # requests waiting, all owners
     max_waiting_per_owner: int = 16
     enabled: bool = True  # False: every request goes straight to the backend (the old behaviour, for comparison)
 
     @property
     def owner_limit(self) -> int:
-        return self.per_owner if self.per_owner > 0 else max(1, self.capacity // 2)
+        return self.per_owner if self.per_owner > 0 else max(1, self.capacity // 4)
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ def queued(llm: LLM, settings, env: Mapping[str, str] = os.environ, per_owner: i
     """`llm` (built from core.config.LLMSettings `settings`) behind its process-wide queue. An
     embedded model (one instance serves every session) gets one wrapper, so callers can compare
     identities; an endpoint client (one per session) shares the endpoint's scheduler. `per_owner`:
-    the owner limit (0: half the slots; a command line alone on the model gives it every slot)."""
+    the owner limit (0: a quarter of the slots; a command line alone on the model gives it every slot)."""
     if isinstance(llm, QueuedLLM):
         return llm
     if settings.backend == "openai":
