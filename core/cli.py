@@ -58,10 +58,12 @@ def make_toolkit(settings: LLMSettings, with_embedder: bool = True, embedder: st
     "" = `embedder`)."""
     from core.embedders import RECALL_EMBEDDER
     from core.llm import make_llm
+    from core.llm.queued import queued
     from core.methods import Toolkit
     from core.resources import LazyEmbedder, load_embedder, load_shared_llm
 
     llm = make_llm(settings) if settings.backend == "openai" else load_shared_llm(settings)
+    llm = queued(llm, settings, per_owner=settings.slots)  # alone on the model: every slot is the command's
     if not with_embedder:
         return Toolkit(llm=llm, strong=settings.is_strong)
     recall = RECALL_EMBEDDER if recall_embedder is None else recall_embedder
@@ -485,6 +487,8 @@ def _add_loadtest(sub) -> None:
     p.add_argument("--messages", type=int, default=3, help="messages per session")
     p.add_argument("--think", type=float, default=20.0, help="mean seconds between a reply and the next message")
     p.add_argument("--faults", action="store_true", help="SIGKILL a replica, restart PostgreSQL, kill an LLM server mid-run")
+    p.add_argument("--heavy", type=int, default=0, help="owners keeping the model busy (4 tabs each, long messages back to back)")
+    p.add_argument("--no-fair-queue", action="store_true", help="run the replicas with the fair LLM queue off, for comparison")
     p.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder); repeatable")
     p.add_argument("--out", type=Path, default=None)
@@ -498,6 +502,7 @@ def _run_loadtest(args) -> int:
     argv = [sys.executable, "-m", "ops.loadtest", "--sessions", str(args.sessions), "--replicas", str(args.replicas),
             "--llm", args.llm, "--llm-servers", str(args.llm_servers), "--messages", str(args.messages),
             "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
+            "--heavy", str(args.heavy), *(["--no-fair-queue"] if args.no_fair_queue else []),
             *(x for kv in args.app_env for x in ("--app-env", kv))]
     os.chdir(paths.REPO_ROOT)
     os.execv(sys.executable, argv)

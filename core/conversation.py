@@ -4,7 +4,7 @@ graph page (its memory artifact) and `python -m core chat`.
     service = ConversationService(store, owner, make_method, instances=cache, judge=judge)
     with service.start(cid, "dsm", "Hi, I live in Lisbon.") as round_:
         for event in round_.events(max_tokens=256):
-            ...  # MethodProgress, ReplyText, Working, then ReplyStored, then MemorySaved
+            ...  # MethodProgress, Queued, ReplyText, Working, then ReplyStored, then MemorySaved
 
 A round: the method (cached by the caller, per owner, conversation and method) catches up with
 the stored turns and streams its reply; both turns are stored in one transaction, dated by
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
 from core.limits import clean_message
 from core.llm import LLMError
+from core.llm.fair_queue import QueuePlace, caller
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
 from core.reply_check import ReplyCheckSettings, check_reply
@@ -162,6 +163,15 @@ class Working:
 
 
 @dataclass(frozen=True)
+class Queued:
+    """The reply's next model request waits its turn (core.llm.fair_queue): where it stands, and
+    (`place.started`) when it has its slot."""
+
+    place: QueuePlace
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
 class ReplyStored:
     conversation_id: str
     reply: Reply
@@ -180,7 +190,7 @@ class MemorySaved:
     saved: bool  # False: the method keeps no memory worth saving (it is rebuilt from the turns)
 
 
-RoundEvent = MethodProgress | ReplyText | Working | ReplyStored | MemorySaved
+RoundEvent = MethodProgress | ReplyText | Working | Queued | ReplyStored | MemorySaved
 
 
 @dataclass
@@ -270,9 +280,10 @@ class ConversationService:
                  dialogue.add(Turn(ASSISTANT, reply.text, session=session, date=day)))
         stored = self.store.add_turns(cid, [(turns[0], None), (turns[1], reply)], owner=self.owner)
         self._remember_method(cid, method_name)
-        for turn in turns:
-            method.observe(turn)
-        save_method_memory(self.store, cid, method, owner=self.owner)
+        with caller(self.owner):  # its model requests take their turn as the owner's
+            for turn in turns:
+                method.observe(turn)
+            save_method_memory(self.store, cid, method, owner=self.owner)
         return stored
 
     def _remember_method(self, cid: str, method_name: str) -> None:
@@ -368,11 +379,13 @@ class ReplyRound:
         earlier_user = [t.text for t in dialogue.turns() if t.role == USER]
         if service.reply_check is not None:
             self._check = CheckedStream(pending.message, earlier_user, service.reply_check)
+        on_wait = lambda place: put(Queued(place, time.perf_counter() - started))  # noqa: E731
 
         def work() -> None:
             try:
-                method.sync(dialogue)  # turns stored since the memory was saved (a stopped round's, another tab's)
-                outcome.reply = method.respond_streaming(dialogue, pending.message, stream)
+                with caller(service.owner, on_wait=on_wait):  # the model's queue serves owners in turn
+                    method.sync(dialogue)  # turns stored since the memory was saved (a stopped round's, another tab's)
+                    outcome.reply = method.respond_streaming(dialogue, pending.message, stream)
             except BaseException as error:  # handed to the caller's thread and raised there, not hidden
                 outcome.error = error
             finally:
@@ -411,9 +424,10 @@ class ReplyRound:
         seconds = time.perf_counter() - started
         stored, turns = self._store(dialogue, reply, streamed, seconds)
         yield stored
-        for turn in turns:  # the reply is on screen first; maintenance runs while it is read
-            method.observe(turn)
-        saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
+        with caller(service.owner):  # no yield inside: the context variable is set and reset in this step
+            for turn in turns:  # the reply is on screen first; maintenance runs while it is read
+                method.observe(turn)
+            saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
         yield MemorySaved(pending.conversation_id, pending.method_name, method.observed, saved)
 
     def _store(self, dialogue, reply: Reply, streamed: bool, seconds: float) -> tuple[ReplyStored, tuple[Turn, Turn]]:

@@ -35,17 +35,19 @@ def app_env(db_url: str, secret: str, llm_url: str, model: str, extra: dict | No
 
 class LLMPool:
     """K OpenAI-compatible servers, each a process killable by PID: the stub (ops/llm_stub.py,
-    echoes at once) or llama.cpp (ops/llm_server.py with the SmolLM2-135M model)."""
+    echoes at once) or llama.cpp (ops/llm_server.py with the SmolLM2-135M model, 4,096 tokens a slot:
+    a heavy owner's long pasted messages and their history exceeded 2,048)."""
 
-    def __init__(self, kind: str, count: int, folder: Path, slots: int = 2) -> None:
+    def __init__(self, kind: str, count: int, folder: Path, slots: int = 2, stub_args: list[str] | None = None) -> None:
         self.kind, self.folder, self.slots = kind, folder, slots
+        self.stub_args = stub_args or []  # e.g. a delay and slots, so the stub queues like a model
         self.ports = [free_port() for _ in range(count)]
         self.procs: list[subprocess.Popen] = []
 
     def start(self) -> "LLMPool":
         for k, port in enumerate(self.ports):
-            module = ["ops.llm_stub", "--port", str(port)] if self.kind == "stub" else \
-                ["ops.llm_server", "--port", str(port), "--slots", str(self.slots), "--threads", "1"]
+            module = ["ops.llm_stub", "--port", str(port), *self.stub_args] if self.kind == "stub" else \
+                ["ops.llm_server", "--port", str(port), "--slots", str(self.slots), "--threads", "1", "--ctx", "4096"]
             log = open(self.folder / f"llm{k}.log", "w")
             self.procs.append(subprocess.Popen([sys.executable, "-m", *module], cwd=REPO, stdin=subprocess.PIPE,
                                                stdout=log, stderr=subprocess.STDOUT))
@@ -66,13 +68,13 @@ class LLMPool:
 
 class Cluster:
     def __init__(self, replicas: int, llm: str, llm_servers: int, secret: str | None = None,
-                 extra_env: dict | None = None) -> None:
+                 extra_env: dict | None = None, stub_args: list[str] | None = None) -> None:
         self.extra_env = extra_env or {}
         self.folder = Path(tempfile.mkdtemp(prefix="loadtest-"))
         self.folder.chmod(0o755)  # nginx workers (nobody) read below it
         self.secret = secret or secrets.token_hex(16)  # every replica must verify every owner cookie
         self.pg = TempPostgres()  # durable (fsync on): the faults test what a real server keeps
-        self.llm = LLMPool(llm, llm_servers, self.folder)
+        self.llm = LLMPool(llm, llm_servers, self.folder, stub_args=stub_args)
         self.replica_count = replicas
         self.apps: list[AppProcess] = []
         self.nginx: Nginx | None = None

@@ -9,7 +9,7 @@ way a real endpoint would, or fails the way real ones do (hangs, 401, 429, 500, 
 
 As its own process (the load test's pool of LLM servers, each killable by PID):
 
-    python -m ops.llm_stub --port 8001 [--delay 0.05]
+    python -m ops.llm_stub --port 8001 [--delay 0.05] [--per-kchar 0.5] [--slots 2]
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ def _last_user_text(body: dict) -> str:
 
 class LLMStub:
     def __init__(self, reply=lambda body: f"You said: {_last_user_text(body)[:200]}", hang_s: float = 30.0,
-                 port: int = 0, delay_s: float = 0.0) -> None:
+                 port: int = 0, delay_s: float = 0.0, per_kchar_s: float = 0.0, slots: int = 0) -> None:
         self.delay_s = delay_s  # seconds before each answer (a stand-in for generation time)
+        self.per_kchar_s = per_kchar_s  # and more per 1,000 characters of prompt (a long message costs more)
+        # requests answered at once, like a server's parallel slots (0: any number); the others wait in turn
+        self._slots = threading.Semaphore(slots) if slots else None
         self.mode = "ok"
         self.reply = reply  # body -> reply text, in mode "ok"
         self.hang_s = hang_s
@@ -83,9 +86,16 @@ class LLMStub:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def _answer(self, h, body: dict) -> None:
+        if self._slots is None:
+            return self._answer_now(h, body)
+        with self._slots:
+            return self._answer_now(h, body)
+
+    def _answer_now(self, h, body: dict) -> None:
         mode = self.mode
-        if self.delay_s:
-            time.sleep(self.delay_s)
+        chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+        if self.delay_s or self.per_kchar_s:
+            time.sleep(self.delay_s + self.per_kchar_s * chars / 1000)
         if mode == "hang" or (mode == "ok" and self.hang_if(body)):
             self.hanging.set()
             self._release.wait(self.hang_s)
@@ -154,8 +164,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="an OpenAI-compatible stub server (echoes the last user message)")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--per-kchar", type=float, default=0.0, help="more seconds per 1,000 characters of prompt")
+    parser.add_argument("--slots", type=int, default=0, help="requests answered at once (0: any number)")
     args = parser.parse_args()
-    stub = LLMStub(port=args.port, delay_s=args.delay)
+    stub = LLMStub(port=args.port, delay_s=args.delay, per_kchar_s=args.per_kchar, slots=args.slots)
     stub.requests = _Counter()  # a long run keeps no request bodies, only their number
     stub.headers = _Counter()
     print(f"listening on {stub.url}", flush=True)

@@ -14,6 +14,13 @@ then restart it; restart PostgreSQL; SIGKILL one LLM server (nginx least_conn ro
 Afterwards the database is read: every acknowledged message must be stored exactly once with its
 reply. The JSON summary: sessions, errors, single_p95_s, p95_s, p95_ratio, acknowledged, stored,
 lost, duplicated, and the figures for the capacity table (docs/operations.md).
+
+Heavy owners (--heavy K, issue 54): K owners keep the model busy while the N light users chat, each
+from HEAVY_TABS tabs at once sending long pasted messages back to back (four replies of one owner in
+flight, as a Compare with four methods sends them). The light users' time to first words is set
+against a light user's alone in the same run: solo_first_text_p95_s, light_first_text_p95_s,
+fair_ratio, heavy_requests_done, queue_position_shown. --no-fair-queue runs the replicas with the
+fair queue off (WORKBENCH_LLM_QUEUE=off), for comparison.
 """
 
 from __future__ import annotations
@@ -39,6 +46,13 @@ from ops.st_client import StreamlitClient
 MESSAGES = ["Hi, my name is {who} and I live in Lisbon.", "I have a dog called Rex.", "What is my dog called?",
             "Where do I live?", "Thanks, bye."]
 CONVERSATION = "selectbox:Conversation"
+QUEUE_MARK = "⏳ Waiting for the model"  # ui/streaming.QUEUE_MARK: a reply told its place in the queue
+HEAVY_TABS = 4  # a heavy owner's replies in flight at once: a Compare with four methods
+SLOTS_PER_SERVER = 2  # ops/cluster.LLMPool's llama.cpp servers serve two sequences each
+LONG_NOTE = ("Here is a long note I pasted from my records, please read all of it and then summarise it in detail, "
+             "point by point, with every name, date and number it gives. ") + " ".join(
+    f"Entry {k}: on day {k} of the trip the group walked {3 + k % 5} km from the harbour to the old fort, met a guide "
+    f"called Marta who told them the fort was built in {1500 + 7 * k}, and ate grilled sardines for lunch." for k in range(12))
 
 
 def owner_cookie(owner: str, secret: str) -> dict:
@@ -74,6 +88,20 @@ class User:
     # slow responses on the fault timeline
     when: list[tuple[float, int]] = field(default_factory=list)
     history_ok: int = 0
+    first_text: list[float] = field(default_factory=list)  # seconds from Enter to the reply's first words
+    queue_shown: int = 0  # messages whose page showed their place in the model's queue
+
+
+def first_text_s(run, message: str) -> float | None:
+    """Seconds from Enter to the first words of the reply: the first text the page drew after the
+    user's message that is not the queue line nor a method's trace (a code block)."""
+    mine = next((k for k, text in enumerate(run.texts) if plain(message) in plain(text)), None)
+    if mine is None:
+        return None
+    for text, kind, at in zip(run.texts[mine + 1:], run.kinds[mine + 1:], run.stamps[mine + 1:]):
+        if kind == "markdown" and text.strip() and not text.startswith(QUEUE_MARK):
+            return round(at, 3)
+    return None
 
 
 class Session:
@@ -128,6 +156,10 @@ class Session:
                 user.acknowledged.append(text)
                 user.timings.append(run.seconds)
                 user.when.append((pressed, len(user.reconnects)))
+                first = first_text_s(run, text)
+                if first is not None:
+                    user.first_text.append(first)
+                user.queue_shown += any(t.startswith(QUEUE_MARK) for t in run.texts)
             return
         user.errors.append(f"{user.who}: gave up on {text!r} after 4 attempts")
 
@@ -184,6 +216,32 @@ def run_users(url: str, users: list[User], secret: str, messages: int, think_s: 
     for t in threads:
         t.join(3600)
     return time.perf_counter() - t0
+
+
+def run_heavy(url: str, user: User, secret: str, tab: int, stop: threading.Event, started: threading.Barrier) -> None:
+    """One tab of a heavy owner: long messages back to back until `stop` (the message in flight ends first)."""
+    session = Session(url, user, secret)
+    try:
+        session.client = StreamlitClient(url, cookies=session.cookies, timeout_s=900)
+        session.client.open("Chat")
+        started.wait(120)  # every tab open before any sends: each starts a conversation of its own
+        k = 0
+        while not stop.is_set():
+            k += 1
+            session.send(f"{LONG_NOTE} ({user.who} tab {tab} message {k})")
+    except Exception as err:  # noqa: BLE001 (a counted error, not the end of the run)
+        user.errors.append(f"{user.who} tab {tab}: {type(err).__name__}: {err}")
+    finally:
+        session.close()
+
+
+def start_heavy(url: str, owners: list[User], secret: str, stop: threading.Event) -> list[threading.Thread]:
+    barrier = threading.Barrier(len(owners) * HEAVY_TABS)
+    threads = [threading.Thread(target=run_heavy, args=(url, u, secret, tab, stop, barrier), daemon=True)
+               for u in owners for tab in range(HEAVY_TABS)]
+    for t in threads:
+        t.start()
+    return threads
 
 
 # -- faults ----------------------------------------------------------------------------------------
@@ -367,7 +425,13 @@ def measure(args) -> dict:
 
     phases, t0 = {}, time.perf_counter()
     extra = dict(kv.split("=", 1) for kv in args.app_env)
-    with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra) as cluster:
+    # the replicas' fair queue sees the whole LLM pool behind nginx as its capacity (or is off)
+    extra.setdefault("WORKBENCH_LLM_QUEUE_SLOTS", str(args.llm_servers * SLOTS_PER_SERVER))
+    if args.no_fair_queue:
+        extra["WORKBENCH_LLM_QUEUE"] = "off"
+    # with heavy owners the stub answers like a model: two at a time, a long prompt taking longer
+    stub_args = ["--delay", "1.0", "--per-kchar", "1.0", "--slots", str(SLOTS_PER_SERVER)] if args.heavy else []
+    with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra, stub_args=stub_args) as cluster:
         phases["cluster_start_s"] = round(time.perf_counter() - t0, 1)
         url, secret = cluster.nginx.url, cluster.secret
         warm = [threading.Thread(target=run_users, args=(app.url, [User(f"warm{k}", f"anon:warm{k}")], secret, 1, 0.0))
@@ -380,6 +444,14 @@ def measure(args) -> dict:
         solo = User("solo", "anon:solo")
         run_users(url, [solo], secret, args.messages, min(args.think, 2.0))
         users = [User(f"user{k}", f"anon:user{k}") for k in range(args.sessions)]
+        heavy = [User(f"heavy{k}", f"anon:heavy{k}") for k in range(args.heavy)]
+        stop_heavy = threading.Event()
+        heavy_threads = start_heavy(url, heavy, secret, stop_heavy) if heavy else []
+        if heavy:  # the model busy with the heavy owners' replies before the light users come
+            deadline = time.perf_counter() + 120
+            while time.perf_counter() < deadline and not all(len(u.sent) >= 1 for u in heavy):
+                time.sleep(0.2)
+            time.sleep(2.0)
         before_db, before_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
         cpu_before = cpu_by_part(cluster.replica_pids())
         llm_before = cluster.nginx.llm_requests()
@@ -393,15 +465,18 @@ def measure(args) -> dict:
                                    daemon=True)
         sampler.start()
         wall = run_users(url, users, secret, args.messages, args.think)
+        stop_heavy.set()
+        for t in heavy_threads:  # each tab ends with the message it is on
+            t.join(900)
         if faults:
             faults.join(300)
         cpu_after = cpu_by_part(cluster.replica_pids())
         after_db, after_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
         llm_requests = cluster.nginx.llm_requests() - llm_before
-        counts = count_rows(cluster.db_url, users)
+        counts = count_rows(cluster.db_url, users + heavy)
         isolation = isolation_check(cluster, secret)
     timings = [t for u in users for t in u.timings]
-    errors = [e for u in users for e in u.errors] + [f"solo: {e}" for e in solo.errors]
+    errors = [e for u in users + heavy for e in u.errors] + [f"solo: {e}" for e in solo.errors]
     messages = max(1, counts["acknowledged"])
     single_p95, p95 = percentile(solo.timings, 95), percentile(timings, 95)
     db_delta = {k: after_db[k] - before_db[k] for k in after_db}
@@ -430,10 +505,22 @@ def measure(args) -> dict:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+    solo_first, light_first = percentile(solo.first_text, 95), percentile([t for u in users for t in u.first_text], 95)
+    summary.update({
+        "heavy": args.heavy, "heavy_tabs": HEAVY_TABS if heavy else 0, "fair_queue": not args.no_fair_queue,
+        "solo_first_text_p95_s": solo_first, "light_first_text_p95_s": light_first,
+        "fair_ratio": round(light_first / solo_first, 2) if light_first and solo_first else None,
+        "heavy_requests_done": sum(len(u.acknowledged) for u in heavy),
+        "queue_position_shown": sum(u.queue_shown for u in users),
+    })
     if peak.get("rss_mb") and not args.faults:
         summary["rss_mb_per_session"] = round((peak["rss_mb"] - before_proc["rss_mb"]) / args.sessions, 2)
-    summary["passed"] = bool(summary["errors"] == 0 and summary["p95_ratio"] is not None and summary["p95_ratio"] <= 2
-                             and counts["lost"] == 0 and counts["duplicated"] == 0 and isolation["ok"])
+    intact = summary["errors"] == 0 and counts["lost"] == 0 and counts["duplicated"] == 0 and isolation["ok"]
+    if heavy:  # issue 54's bar: light users' first words within 3x a light user alone, the heavy work done
+        fair = summary["fair_ratio"] is not None and summary["fair_ratio"] <= 3 and summary["heavy_requests_done"] >= 1
+        summary["passed"] = bool(intact and fair and summary["queue_position_shown"] >= 1)
+    else:
+        summary["passed"] = bool(intact and summary["p95_ratio"] is not None and summary["p95_ratio"] <= 2)
     return summary
 
 
@@ -446,6 +533,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=3)
     parser.add_argument("--think", type=float, default=20.0)
     parser.add_argument("--faults", action="store_true")
+    parser.add_argument("--heavy", type=int, default=0)
+    parser.add_argument("--no-fair-queue", action="store_true")
     parser.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                         help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder)")
     parser.add_argument("--out", type=Path)

@@ -35,6 +35,8 @@ class Run:
     widgets: dict[str, str] = field(default_factory=dict)  # "chat_input" / "button:Label" -> widget id
     options: dict[str, list[str]] = field(default_factory=dict)  # "selectbox:Label" -> its options as shown
     reruns: int = 0
+    stamps: list[float] = field(default_factory=list)  # seconds into the run when each of `texts` arrived
+    kinds: list[str] = field(default_factory=list)  # each of `texts`' element: markdown, alert, code, text, heading
 
     def text(self) -> str:
         return "\n".join(self.texts)
@@ -74,9 +76,12 @@ class StreamlitClient:
                 run.widgets.clear()
                 run.options.clear()
                 run.texts.clear()
+                run.stamps.clear()
+                run.kinds.clear()
                 run.errors.clear()
             elif kind == "delta":
                 self._read_delta(msg.delta, run)
+                run.stamps.extend([time.perf_counter() - t0] * (len(run.texts) - len(run.stamps)))
             elif kind == "script_finished":
                 if msg.script_finished in _DONE:
                     run.seconds = time.perf_counter() - t0
@@ -93,6 +98,7 @@ class StreamlitClient:
         body = getattr(el, kind)
         if kind in ("markdown", "alert", "code", "text", "heading"):
             run.texts.append(getattr(body, "body", "") or getattr(body, "code_text", ""))
+            run.kinds.append(kind)
             if kind == "alert" and body.format == body.ERROR:
                 run.errors.append(body.body)
         elif kind == "exception":

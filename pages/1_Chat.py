@@ -90,9 +90,7 @@ if query:  # no page element before the round is held: drawing one is where a re
         stop_slot.button("Stop", key="stop_reply", help="Stop writing this reply (your message and the text so far are kept)")
         try:
             with round_:
-                llm = state.current_llm()  # loading it can fail: a missing or corrupt model file
-                if note := streaming.queue_note(llm, state.llm_settings().slots):
-                    st.caption(note)
+                state.current_llm()  # loading it can fail: a missing or corrupt model file
                 screen.get_ready()  # e.g. "building the knowledge index: 41%" rather than a bare Stop button
                 events = round_.events(max_tokens=int(max_tokens), tick_s=streaming.TICK)
                 done = streaming.draw_reply(events, method_name)
@@ -100,7 +98,7 @@ if query:  # no page element before the round is held: drawing one is where a re
             st.session_state.pop(conversations.PENDING, None)
             if created:
                 st.session_state[state.CONVERSATION] = None
-            st.error(f"The LLM backend failed: {safe.literal(str(err))}. Nothing was saved; your message is below to copy.")
+            st.error(streaming.failure_line(err))  # a full queue (the model is busy) says so
             st.code(query, language=None)
             st.stop()
         replies.render_details(done.reply, key=f"{cid}:new")

@@ -56,3 +56,24 @@ def test_six_sessions_two_replicas_with_faults_lose_and_duplicate_nothing(tmp_pa
     assert summary["reconnects"] >= 1 and summary["history_checks_passed"] >= 1  # the killed replica's users came back
     assert summary["isolation"]["ok"]
     assert summary["single_p95_s"] and summary["p95_s"] and summary["p95_ratio"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_heavy_owner_beside_light_users_with_the_fair_queue(tmp_path, tiny_nli_folder):
+    """Issue 54's run in small, with the stub answering like a model (two at a time, slower for long
+    prompts): the heavy owner's work is done, nothing is lost, and the figures are reported."""
+    if find_bin() is None or find_nginx() is None:
+        pytest.skip("PostgreSQL and nginx are needed (Debian: apt-get install postgresql nginx-light; .ci/run installs them)")
+    out = tmp_path / "summary.json"
+    proc = subprocess.run([sys.executable, "-m", "core", "loadtest", "--sessions", "2", "--heavy", "1", "--replicas", "1",
+                           "--llm", "stub", "--llm-servers", "1", "--messages", "2", "--think", "3",
+                           "--app-env", f"WORKBENCH_NLI_MODEL={tiny_nli_folder}", "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=840)
+    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    assert summary["errors"] == 0, summary["error_samples"]
+    assert summary["lost"] == 0 and summary["duplicated"] == 0 and summary["messages_without_reply"] == 0
+    assert summary["heavy_requests_done"] >= 1 and summary["fair_queue"] is True
+    assert summary["solo_first_text_p95_s"] and summary["light_first_text_p95_s"] and summary["fair_ratio"]
+    assert summary["acknowledged"] == 2 * 2 + summary["heavy_requests_done"]

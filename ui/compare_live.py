@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.conversation import ConversationService, MethodProgress, ReplyStored, ReplyText, Working, judgement_of
+from core.conversation import ConversationService, MethodProgress, Queued, ReplyStored, ReplyText, Working, judgement_of
 from core.dialogue import Reply
 from core.store import Store, StoredTurn
 from core.votes.groups import Comparison, comparisons, remember
@@ -24,6 +24,7 @@ from core.votes.measures import cs_of
 from core.votes.model import column_labels
 from ui import consistency, replies
 from ui.safe import literal
+from ui.streaming import queue_line
 
 GROUP = "cmp_group"  # session: {method: conversation id}, in the order the methods were chosen
 METHODS_KEY = "cmp_methods"  # session: the sidebar's methods (its widget key)
@@ -171,6 +172,7 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
             stack.enter_context(r)
         events = {m: rounds[m].events(max_tokens=max_tokens, tick_s=TICK) for m in order}
         texts = dict.fromkeys(order, "")
+        waiting = dict.fromkeys(order, "")  # each column's place in the model's queue, while it waits
         while len(done) < len(order):
             for method in order:
                 if method in done:
@@ -180,8 +182,11 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
                 if isinstance(event, ReplyText):
                     texts[method] += event.piece
                     text.markdown(literal(texts[method]))
+                elif isinstance(event, Queued):  # shown until the model takes the request
+                    waiting[method] = "" if event.place.started else queue_line(event.place)
+                    status.caption(waiting[method] or f"working… {event.elapsed_s:.0f} s")
                 elif isinstance(event, (Working, MethodProgress)):
-                    status.caption(f"working… {event.elapsed_s:.0f} s")
+                    status.caption(waiting[method] or f"working… {event.elapsed_s:.0f} s")
                 elif isinstance(event, ReplyStored):
                     done[method] = event
                     status.caption(f"done in {event.seconds:.1f} s")

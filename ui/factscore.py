@@ -46,8 +46,9 @@ def verifier_for(name: str, toolkit_fn):
     if name == "llm":
         return make_verifier("llm", llm=tools.llm, strong=tools.strong)
     from core.llm.openai_backend import OpenAICompatibleLLM
+    from core.llm.queued import backend_of
 
-    return make_verifier("judge", judge_llm=tools.llm if isinstance(tools.llm, OpenAICompatibleLLM) else None)
+    return make_verifier("judge", judge_llm=tools.llm if isinstance(backend_of(tools.llm), OpenAICompatibleLLM) else None)
 
 
 def turn_rows(scored: list[tuple[int, dict]]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -148,16 +148,21 @@ class BackgroundRun:
     its progress bar. The worker never touches Streamlit."""
 
     def __init__(self, ctx, total: int) -> None:
+        from ui.owner import current_owner
+
         self.ctx, self.total = ctx, total
+        self.owner = current_owner()  # here, in the page's run: the worker has no session
         self.summary: dict | None = None
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, daemon=True)
 
     def _work(self) -> None:
         from core.eval import run_benchmark
+        from core.llm.fair_queue import BACKGROUND, caller
 
         try:
-            self.summary = run_benchmark(self.ctx)
+            with caller(self.owner, BACKGROUND):  # page-started work: people's replies go first on a shared model
+                self.summary = run_benchmark(self.ctx)
         except Exception as err:  # reported on the page; the run folder keeps what was written
             self.error = err
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from core import resources
 from core.config import LLMSettings
+from core.llm.queued import queued
 from core.paths import REPO_ROOT
 from core.store import Store
 
@@ -39,7 +40,7 @@ def embedded_llm(settings: LLMSettings):
     carries no key for these backends, so equal settings share one instance."""
     llm = resources.load_shared_llm(settings)
     limit_torch_threads()  # after the load: a CPU llama.cpp server sets torch to 1 thread, the variable wins
-    return llm
+    return queued(llm, settings)  # every session's requests take turns (core.llm.fair_queue)
 
 
 @st.cache_resource(show_spinner="Loading the sentence embedder…")

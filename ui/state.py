@@ -10,6 +10,7 @@ import streamlit as st
 from core.config import LLMSettings, llm_settings_from, llm_settings_public, llm_settings_with_saved
 from core.embedders import DEFAULT_EMBEDDER
 from core.llm import LLM, make_llm
+from core.llm.queued import queued
 from core.methods import Toolkit
 from ui import owner, resources
 
@@ -53,7 +54,7 @@ def current_llm() -> LLM:
                                                   threads=settings.threads, n_ctx=settings.n_ctx, slots=settings.slots))
     cached = st.session_state.get(REMOTE_LLM)
     if cached is None or cached[0] != settings:
-        cached = (settings, make_llm(settings))
+        cached = (settings, queued(make_llm(settings), settings))  # the endpoint's queue, shared by every session
         st.session_state[REMOTE_LLM] = cached
     return cached[1]
 

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 
 import streamlit as st
 
-from core.conversation import MethodProgress, ReplyStored, ReplyText, RoundEvent, Working
+from core.conversation import MethodProgress, Queued, ReplyStored, ReplyText, RoundEvent, Working
+from core.llm.fair_queue import QueueFull, QueuePlace
 from core.methods import Progress
 from ui import safe
 
@@ -31,12 +32,18 @@ def draw_reply(events: Iterator[RoundEvent], method_name: str) -> ReplyStored:
     label = f"{method_name} is working…"
     status = st.status(label, expanded=True)
     trace_box = status.empty()
+    queue_box = st.empty()  # where the reply stands while the shared model serves others
     text_box = st.empty()
     text = ""
     try:
         for event in events:
             if isinstance(event, Working):
                 status.update(label=f"{safe.literal(label)} ({event.elapsed_s:.0f} s)")
+            elif isinstance(event, Queued):
+                if event.place.started:
+                    queue_box.empty()
+                else:
+                    queue_box.caption(queue_line(event.place))
             elif isinstance(event, MethodProgress):
                 label = _draw_progress(status, trace_box, event.progress, started)
             elif isinstance(event, ReplyText):
@@ -75,9 +82,22 @@ def _partial_view(kind: str):
     return {"mcts": getattr(mcts, "render_partial", None)}.get(kind)
 
 
-def queue_note(llm, slots: int) -> str:
-    """A line for the page when the shared model is busy with other users' requests."""
-    pending = getattr(llm, "pending", lambda: 0)()
-    if pending >= slots:
-        return f"The model is serving {pending} request(s); yours starts when one of its {slots} slots is free."
-    return ""
+QUEUE_MARK = "⏳ Waiting for the model"  # the load test finds the line by it
+
+
+def queue_line(place: QueuePlace) -> str:
+    """Where a waiting reply stands, for a caption: its place and the estimated wait."""
+    where = "next in line" if place.ahead == 0 else f"{ordinal(place.ahead + 1)} in line"
+    return f"{QUEUE_MARK}: {where} ({place.waiting} waiting), about {max(1, round(place.wait_s))} s; others are being served."
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def failure_line(err: Exception) -> str:
+    """What the page says when a round failed and kept nothing."""
+    if isinstance(err, QueueFull):
+        return f"Not sent: {safe.literal(str(err))}. Nothing was saved; your message is below to copy."
+    return f"The LLM backend failed: {safe.literal(str(err))}. Nothing was saved; your message is below to copy."

@@ -51,8 +51,9 @@ def make_bench_verifier(name: str, ctx: BenchContext):
         return make_verifier("llm", llm=tools.llm, strong=tools.strong)
     if name == "judge":
         from core.llm.openai_backend import OpenAICompatibleLLM
+        from core.llm.queued import backend_of
 
-        judge = tools.llm if isinstance(tools.llm, OpenAICompatibleLLM) else None
+        judge = tools.llm if isinstance(backend_of(tools.llm), OpenAICompatibleLLM) else None
         return make_verifier("judge", judge_llm=judge)
     return make_verifier(name)
 

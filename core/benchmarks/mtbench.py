@@ -218,8 +218,9 @@ def _make_facts(ctx: BenchContext, tools):
         if tools is None:
             raise ValueError(f"--factscore-verifier {name} needs an LLM")
         from core.llm.openai_backend import OpenAICompatibleLLM
+        from core.llm.queued import backend_of
 
-        judge = tools.llm if isinstance(tools.llm, OpenAICompatibleLLM) else None
+        judge = tools.llm if isinstance(backend_of(tools.llm), OpenAICompatibleLLM) else None
         verifier = make_verifier(name, llm=tools.llm, strong=tools.strong, judge_llm=judge)
     return verifier, default_splitter(tools.llm if tools else None, bool(tools and tools.strong))
 

@@ -98,6 +98,9 @@ class LLM(ABC):
     # reports the generated tokens' log-probabilities when asked (`chat_batch(..., logprobs=True)`);
     # its `_complete` then takes `logprobs=True`
     reports_logprobs: bool = False
+    # a batch runs as one padded forward pass (one slot of the fair queue, core.llm.queued), not as
+    # concurrent requests
+    one_pass_batches: bool = False
 
     def __init__(self) -> None:
         self._calls = 0

@@ -81,6 +81,7 @@ def _looks_like_path(name: str) -> bool:
 
 class LocalLLM(LLM):
     supports_scoring = True
+    one_pass_batches = True
 
     def __init__(self, model: str = "", cache_dir: str = "", device: str = "cpu", dtype: str = "auto",
                  prompt_cache_tokens: int = 12_000) -> None:

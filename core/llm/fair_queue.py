@@ -1,0 +1,347 @@
+"""A fair queue in front of one shared model: every request says whose it is, and the model's
+parallel slots go to owners in turn, not to whoever sent most (issue 54: one person's Compare with
+four methods on long messages kept a second person's one-line message waiting behind all of it).
+
+The rules, applied each time a slot frees or a request arrives:
+
+- capacity: at most `capacity` requests are admitted to the backend at once (llama.cpp's parallel
+  slots; for an endpoint, the slots of the servers behind it as this replica sees them);
+- priority: an interactive request (a reply someone is waiting for) goes before page-started work
+  (benchmarks, imports), whoever sent it;
+- turns: among owners with a request of that priority waiting, the one served least recently goes
+  next, so one owner's backlog never passes another owner's single message;
+- per-owner limit: an owner has at most `per_owner` requests in flight (default a quarter of the
+  slots, at least one: with llama.cpp's two, one slot stays free for the next person, who then
+  starts at once instead of waiting for a reply; on a pool of four CPU slots a heavy owner holding
+  two kept light users' first words at 19x a user alone, holding one at 3.9x: docs/operations.md);
+- a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
+  is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
+
+Who is asking comes from a context variable (`caller(owner, priority, on_wait)`) that the
+conversation service sets for a round and a page sets for the work it starts; outside one, requests
+belong to `DEFAULT_OWNER` (the command line). Work handed to another thread keeps it when it runs in
+a copy of the context, as the cost meters and the cancel event do.
+
+A waiting request is told its place: `on_wait(QueuePlace)` each time its position or its estimated
+wait changes, and once more when it starts. The estimate comes from moving averages of the prefill
+and decode rates the scheduler measures on the requests it serves (see `Rates`). Stop (the reply's
+cancel event, core.llm.cancel) takes a waiting request out of the queue; a request that ends for any
+reason gives its slot back.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from core.llm import cancel as stopping
+from core.llm.base import LLMError
+
+INTERACTIVE = 0  # a reply someone is waiting for
+BACKGROUND = 1  # work started from a page: benchmarks, imports
+DEFAULT_OWNER = "cli"
+
+
+class QueueFull(LLMError):
+    """The model's queue is at its bound: the request was not queued (nothing was sent)."""
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    capacity: int = 2  # requests admitted to the backend at once
+    per_owner: int = 0  # requests one owner may have in flight; 0 = a quarter of the capacity (at least 1)
+    max_waiting: int = 64  # requests waiting, all owners
+    max_waiting_per_owner: int = 16
+    enabled: bool = True  # False: every request goes straight to the backend (the old behaviour, for comparison)
+
+    @property
+    def owner_limit(self) -> int:
+        return self.per_owner if self.per_owner > 0 else max(1, self.capacity // 4)
+
+
+@dataclass(frozen=True)
+class QueuePlace:
+    """Where a waiting request stands."""
+
+    ahead: int  # requests that will start before it (0: it is next)
+    waiting: int  # requests waiting, all owners
+    wait_s: float  # estimated seconds until it starts
+    started: bool = False  # it has its slot now (the last report of a wait)
+
+
+@dataclass(frozen=True)
+class Caller:
+    owner: str = DEFAULT_OWNER
+    priority: int = INTERACTIVE
+    on_wait: Callable[[QueuePlace], None] | None = None
+
+
+_CALLER: ContextVar[Caller] = ContextVar("llm_caller", default=Caller())
+
+
+@contextmanager
+def caller(owner: str, priority: int = INTERACTIVE, on_wait: Callable[[QueuePlace], None] | None = None) -> Iterator[None]:
+    """LLM requests in this block are `owner`'s, of `priority`; `on_wait` hears where they stand."""
+    token = _CALLER.set(Caller(owner, priority, on_wait))
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
+
+
+def current_caller() -> Caller:
+    return _CALLER.get()
+
+
+@dataclass
+class Rates:
+    """Exponential moving averages of what served requests measured: prompt tokens per second of
+    prefill, generated tokens per second of decoding (both as a request sees them with the other
+    slots busy, which is what the next one will see), and tokens generated per request. The first
+    values are the 1.5B model's on 2 cores (docs/speed.md), replaced by measurements within a few
+    requests."""
+
+    prefill_tps: float = 150.0
+    decode_tps: float = 15.0
+    completion_tokens: float = 120.0
+    alpha: float = 0.3
+
+    def _ema(self, old: float, new: float) -> float:
+        return old + self.alpha * (new - old)
+
+    def observe(self, prompt_tokens: int, completion_tokens: int, first_s: float | None, total_s: float) -> None:
+        """One served request: `first_s` is the time to its first generated piece (prefill), when
+        it streamed; otherwise the prefill share is taken from the current prefill rate."""
+        if total_s <= 0:
+            return
+        if first_s is not None and prompt_tokens > 0 and first_s > 0:
+            self.prefill_tps = self._ema(self.prefill_tps, prompt_tokens / first_s)
+        elif completion_tokens == 0 and prompt_tokens > 0:  # scoring: all prefill
+            self.prefill_tps = self._ema(self.prefill_tps, prompt_tokens / total_s)
+        prefill_s = first_s if first_s is not None else prompt_tokens / self.prefill_tps
+        decode_s = total_s - prefill_s
+        if completion_tokens > 1 and decode_s > 0:
+            self.decode_tps = self._ema(self.decode_tps, completion_tokens / decode_s)
+        if completion_tokens > 0:
+            self.completion_tokens = self._ema(self.completion_tokens, completion_tokens)
+
+    def service_s(self, prompt_tokens: int, max_tokens: int) -> float:
+        """Estimated seconds a request holds its slot."""
+        generated = min(max_tokens, self.completion_tokens) if max_tokens > 0 else 0.0
+        return prompt_tokens / self.prefill_tps + generated / self.decode_tps
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One request's place in the scheduler."""
+
+    owner: str
+    priority: int
+    seq: int  # arrival order
+    prompt_tokens: int = 0  # estimated, for the wait estimate
+    max_tokens: int = 0
+    thread: int = 0  # the thread that asked (a request made while it holds a slot does not wait for itself)
+    granted: bool = False
+    started_at: float | None = None
+    done: bool = False
+
+
+@dataclass
+class _State:
+    waiting: list[Ticket] = field(default_factory=list)  # arrival order
+    in_flight: list[Ticket] = field(default_factory=list)
+    last_served: dict[str, int] = field(default_factory=dict)  # owner -> grant number of its latest start
+    grants: int = 0
+
+
+def _next(waiting: list[Ticket], last_served: dict[str, int], eligible: Callable[[Ticket], bool]) -> Ticket | None:
+    """The request to start next: the best priority among eligible ones, then the owner served least
+    recently (an owner never served goes first), then arrival; an owner's own requests in order."""
+    candidates = [t for t in waiting if eligible(t)]
+    if not candidates:
+        return None
+    best = min(t.priority for t in candidates)
+    heads: dict[str, Ticket] = {}
+    for t in candidates:  # arrival order: the first of each owner at this priority
+        if t.priority == best and t.owner not in heads:
+            heads[t.owner] = t
+    return min(heads.values(), key=lambda t: (last_served.get(t.owner, -1), t.seq))
+
+
+class FairScheduler:
+    """The queue of one model (or one replica of an endpoint). Thread-safe. `clock` is injectable
+    so tests can build timelines by hand."""
+
+    def __init__(self, settings: QueueSettings = QueueSettings(), clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.rates = Rates()
+        self.clock = clock
+        self._state = _State()
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+
+    # -- counts, for pages and tests -----------------------------------------------------------------
+    def in_flight(self) -> int:
+        with self._cond:
+            return len(self._state.in_flight)
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._state.waiting)
+
+    def pending(self) -> int:
+        """Requests served or waiting now, all owners."""
+        with self._cond:
+            return len(self._state.in_flight) + len(self._state.waiting)
+
+    # -- the non-blocking core (what the tests drive step by step) ------------------------------------
+    def submit(self, owner: str, priority: int = INTERACTIVE, prompt_tokens: int = 0, max_tokens: int = 0,
+               thread: int = 0) -> Ticket:
+        """Queue a request; it may start at once (`ticket.granted`). QueueFull past the bounds."""
+        s, cfg = self._state, self.settings
+        ticket = Ticket(owner, priority, next(self._seq), prompt_tokens, max_tokens, thread)
+        with self._cond:
+            nested = thread and any(t.thread == thread and t.owner == owner for t in s.in_flight)
+            if not cfg.enabled or nested:  # off, or asked by a request that holds a slot: waiting for itself never ends
+                self._grant(ticket)
+                return ticket
+            s.waiting.append(ticket)
+            self._dispatch()
+            if not ticket.granted:
+                mine = sum(t.owner == owner for t in s.waiting)
+                if len(s.waiting) > cfg.max_waiting or mine > cfg.max_waiting_per_owner:
+                    s.waiting.remove(ticket)
+                    raise QueueFull(f"the model is busy: {len(s.waiting)} requests are waiting ({mine - 1} of them "
+                                    f"yours); try again in a minute")
+            return ticket
+
+    def release(self, ticket: Ticket, prompt_tokens: int = 0, completion_tokens: int = 0,
+                first_s: float | None = None, total_s: float | None = None) -> None:
+        """The request ended (answered, failed or stopped): its slot goes to the next one. With
+        `total_s`, its measured times update the rates."""
+        with self._cond:
+            if ticket.done:
+                return
+            ticket.done = True
+            if ticket in self._state.in_flight:
+                self._state.in_flight.remove(ticket)
+            elif ticket in self._state.waiting:
+                self._state.waiting.remove(ticket)
+            if total_s is not None:
+                self.rates.observe(prompt_tokens, completion_tokens, first_s, total_s)
+            self._dispatch()
+            self._cond.notify_all()
+
+    def withdraw(self, ticket: Ticket) -> None:
+        """Take a request out (Stop while it waits); a request that started meanwhile is released."""
+        self.release(ticket)
+
+    def order(self) -> list[Ticket]:
+        """The waiting requests in the order they are expected to start (the turn rules, with every
+        slot assumed free for them: the per-owner limit only delays an owner's later requests)."""
+        with self._cond:
+            return self._order()
+
+    def place(self, ticket: Ticket) -> QueuePlace | None:
+        """Where `ticket` stands (None once it has started or ended)."""
+        with self._cond:
+            return self._place(ticket)
+
+    # -- blocking use (the LLM wrapper) ----------------------------------------------------------------
+    def acquire(self, prompt_tokens: int = 0, max_tokens: int = 0, who: Caller | None = None,
+                poll_s: float = 0.25) -> Ticket:
+        """Wait for a slot as the context's caller (or `who`), telling `on_wait` where the request
+        stands as that changes. Cancelled / DeadlinePassed (core.llm.cancel) take it out of the
+        queue; QueueFull when the queue is at its bound."""
+        who = who or current_caller()
+        stopping.check()
+        ticket = self.submit(who.owner, who.priority, prompt_tokens, max_tokens, thread=threading.get_ident())
+        told: tuple[int, int] | None = None
+        try:
+            while True:
+                with self._cond:
+                    if ticket.granted:
+                        break
+                    place = self._place(ticket)
+                shown = (place.ahead, round(place.wait_s))
+                if who.on_wait is not None and shown != told:
+                    who.on_wait(place)
+                    told = shown
+                stopping.check()  # Stop while waiting: out of the queue (the except below)
+                with self._cond:
+                    if not ticket.granted:
+                        self._cond.wait(poll_s)  # woken by every start and release; the timeout notices Stop
+        except BaseException:
+            self.withdraw(ticket)
+            raise
+        if told is not None and who.on_wait is not None:
+            who.on_wait(QueuePlace(0, self.waiting(), 0.0, started=True))
+        return ticket
+
+    # -- under the lock ---------------------------------------------------------------------------------
+    def _grant(self, ticket: Ticket) -> None:
+        s = self._state
+        s.grants += 1
+        s.last_served[ticket.owner] = s.grants
+        ticket.granted, ticket.started_at = True, self.clock()
+        s.in_flight.append(ticket)
+
+    def _dispatch(self) -> None:
+        s, cfg = self._state, self.settings
+        while s.waiting and len(s.in_flight) < cfg.capacity:
+            busy = {}
+            for t in s.in_flight:
+                busy[t.owner] = busy.get(t.owner, 0) + 1
+            ticket = _next(s.waiting, s.last_served, lambda t: busy.get(t.owner, 0) < cfg.owner_limit)
+            if ticket is None:
+                return
+            s.waiting.remove(ticket)
+            self._grant(ticket)
+        self._cond.notify_all()
+
+    def _order(self) -> list[Ticket]:
+        waiting, last, grants = list(self._state.waiting), dict(self._state.last_served), self._state.grants
+        out = []
+        while waiting:
+            ticket = _next(waiting, last, lambda t: True)
+            waiting.remove(ticket)
+            grants += 1
+            last[ticket.owner] = grants
+            out.append(ticket)
+        return out
+
+    def _place(self, ticket: Ticket) -> QueuePlace | None:
+        if ticket.granted or ticket.done:
+            return None
+        order = self._order()
+        ahead = order.index(ticket)
+        # list scheduling over the slots: each frees when its request's estimated time is up
+        now, rates = self.clock(), self.rates
+        free = sorted(max(0.0, rates.service_s(t.prompt_tokens, t.max_tokens) - (now - t.started_at))
+                      for t in self._state.in_flight if t.started_at is not None)
+        slots = (free + [0.0] * self.settings.capacity)[:self.settings.capacity]
+        heapq.heapify(slots)
+        for t in order[:ahead]:
+            heapq.heappush(slots, heapq.heappop(slots) + rates.service_s(t.prompt_tokens, t.max_tokens))
+        return QueuePlace(ahead, len(order), round(slots[0], 1))
+
+
+# -- one scheduler per model or endpoint in the process ---------------------------------------------------
+_SCHEDULERS: dict[str, FairScheduler] = {}
+_SCHEDULERS_LOCK = threading.Lock()
+
+
+def scheduler_for(key: str, settings: QueueSettings) -> FairScheduler:
+    """The process's scheduler for `key` (a model instance or an endpoint): every session's client of
+    one endpoint shares it. Settings that change (the queue switched off) give a new one."""
+    with _SCHEDULERS_LOCK:
+        found = _SCHEDULERS.get(key)
+        if found is None or found.settings != settings:
+            found = _SCHEDULERS[key] = FairScheduler(settings)
+        return found
