@@ -54,7 +54,7 @@ for row in shown:
     for col, label, method in zip(st.columns(len(order)), column_labels(len(order)), order):
         with col:
             st.markdown(compare.header(label, method, revealed))
-            compare_live.draw_reply(row.replies[method], f"{key}:{row.index}:{method}", revealed)
+            compare_live.draw_reply(row.replies[method], f"{key}:{row.index}:{method}", revealed, row.tripped.get(method, ()))
     compare.vote_bar(votes, key, row.index, order, [row.replies[m].turn.text for m in order],
                      compare_live.measures_of(row), me, shortcuts=row is shown[-1])
     st.divider()

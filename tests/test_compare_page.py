@@ -48,6 +48,9 @@ def test_two_methods_one_message_blind_vote_reveal_rank_export_reload(stub, hash
     assert [b.label for b in at.button if "better" in b.label or b.label in ("Tie", "Both bad")] == \
         ["A is better", "B is better", "Tie", "Both bad"]
     assert sum("You said: Hi, I live in Lisbon." in m.value.replace("\\", "") for m in at.markdown) == 2
+    # each reply says which of bench replies' checks it trips (issue 52): the stub says the message back
+    tripped = [c.value for c in at.caption if c.value.startswith("Reply checks tripped: ")]
+    assert len(tripped) == 2 and all("restatement" in t for t in tripped), tripped
 
     next(b for b in at.button if b.label == "A is better").click().run()
     assert not at.exception

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
 from core.conversation import ConversationService, MethodProgress, Queued, ReplyStored, ReplyText, Working, judgement_of
 from core.dialogue import Reply
+from core.metrics.conversing import tripped_checks
 from core.store import Store, StoredTurn
 from core.votes.groups import Comparison, comparisons, remember
 from core.votes.measures import cs_of
@@ -106,6 +107,7 @@ class Row:
     index: int  # the user turn's number in the comparison
     user: str
     replies: dict[str, StoredTurn]  # method -> the stored reply turn
+    tripped: dict[str, tuple[str, ...]] = field(default_factory=dict)  # method -> the reply checks its reply trips
 
 
 def rows(store: Store, group: dict[str, str], owner: str) -> tuple[list[Row], bool]:
@@ -122,8 +124,15 @@ def rows(store: Store, group: dict[str, str], owner: str) -> tuple[list[Row], bo
         if len(users) != 1:
             apart = True
             break
-        out.append(Row(k, users.pop(), {m: pairs[m][k][1] for m in group}))
+        out.append(Row(k, users.pop(), {m: pairs[m][k][1] for m in group}, {m: _tripped(pairs[m], k) for m in group}))
     return out[-SHOWN_TURNS:], apart
+
+
+def _tripped(pairs: list, k: int) -> tuple[str, ...]:
+    """The checks of `bench replies` the k-th reply trips, judged as a turn of its conversation."""
+    before = pairs[:k]
+    return tripped_checks(pairs[k][1].turn.text, pairs[k][0].turn.text, [u.turn.text for u, _ in before],
+                          [a.turn.text for _, a in before])
 
 
 def blind_caption(reply: Reply) -> str:
@@ -132,12 +141,14 @@ def blind_caption(reply: Reply) -> str:
     return line + " · stopped" if reply.stopped else line
 
 
-def draw_reply(stored: StoredTurn, key: str, revealed: bool) -> None:
+def draw_reply(stored: StoredTurn, key: str, revealed: bool, tripped: tuple[str, ...] = ()) -> None:
     if stored.turn.text.strip():
         st.markdown(literal(stored.turn.text))
     else:
         st.markdown("*(stopped before any text was written)*" if stored.reply.stopped else "*(no text)*")
     st.caption(blind_caption(stored.reply))
+    if tripped and stored.turn.text.strip():  # the same checks as `bench replies` (docs/replies.md)
+        st.caption("Reply checks tripped: " + ", ".join(tripped))
     consistency.render(judgement_of(stored.checks))
     if revealed:
         replies.render_details(stored.reply, key=key)
