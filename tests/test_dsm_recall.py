@@ -172,7 +172,8 @@ def test_dsmart_answer_prompt_shows_sentences_not_triples():
     first = "- Your sister Ana moved to Lisbon last year and works as a nurse. (12 May 2026)"
     assert known.splitlines()[0] == first
     assert not LEAKS.search(known)
-    assert all(e.kind == "sentence" for e in reply.evidence) and "nurse" in reply.evidence[0].text
+    assert reply.evidence[0].kind == "sentence" and "nurse" in reply.evidence[0].text  # the prompt's lines first
+    assert {e.kind for e in reply.evidence} <= {"sentence", "fact"}  # then the facts the tree used
     assert [r.date for r in method.memory.history] == ["2026-05-12", "2026-05-12"]
 
 
@@ -244,3 +245,21 @@ def test_shown_already_needs_the_whole_sentence_word_for_word():
     assert not shown_already(fact, plain_text(["I keep a small garden."]))
     assert not shown_already(fact, plain_text([]))
     assert not shown_already(replace(fact, verbatim=False), plain_text(["I keep a small vegetable patch."]))  # written from labels
+
+
+def test_dsmart_evidence_lists_the_facts_the_tree_used_with_their_sentences():
+    """Issue 57: in a short chat the recent turns hold every memory sentence, so the answer prompt
+    shows no memory line, and the Evidence tab said "No retrieved evidence" though the tree had
+    searched and used facts. The reply's evidence now lists the chosen state's facts, each with the
+    words it came from, who said them and the round."""
+    method = create_method("dsmart", Toolkit(llm=ScriptedLLM(["Your sister Ana is a nurse."] * 60)))
+    dialogue = Dialogue()
+    chat(method, dialogue, [("My sister Ana works as a nurse in Lisbon.", "How nice.")])
+    reply = method.respond(dialogue, "What does my sister do?")
+    facts = [e for e in reply.evidence if e.kind == "fact"]
+    assert facts and all(e.source == "reasoning tree" for e in facts)
+    assert {e.text for e in facts} <= set(reply.trace.nodes[0].detail["subgraph"]) | {
+        line for n in reply.trace.nodes for line in n.detail["subgraph"]}
+    said = facts[0].meta
+    assert said["said"] == "Your sister Ana works as a nurse in Lisbon. (12 May 2026)"
+    assert said["said by"] == "user" and said["round"] == 1
