@@ -133,8 +133,11 @@ with tab_export:
     c1.download_button("Turtle", memory.to_turtle(), file_name=f"dsm-{cid}.ttl", mime="text/turtle")
     c2.download_button("TriG (per-round graphs)", memory.to_trig(), file_name=f"dsm-{cid}.trig", mime="application/trig")
     c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
-    st.caption("TriG keeps who said what: a named graph per round for what you stated (dsm:saidBy ent:user) and "
-               "one (…/assistant) for what only the assistant said.")
+    table = graphs.triples_frame(memory.graph, memory.asserted_by, said=recall.said_by_fact(memory), said_by=memory.speakers())
+    st.download_button("Facts with who said them (CSV)", table.to_csv(index=False), file_name=f"dsm-{cid}-facts.csv",
+                       mime="text/csv")
+    st.caption("TriG and the CSV keep who said what: TriG has a named graph per round for what you stated "
+               "(dsm:saidBy ent:user) and one (…/assistant) for what only the assistant said.")
     if read_only:
         st.caption("Import is off: this is a shared demo conversation (read-only).")
     upload = None if read_only else st.file_uploader(

@@ -335,3 +335,13 @@ def test_a_user_correcting_the_assistant_prunes_its_fact(nlp):
     assert set(m.graph.objects(dog, DSM.name)) == {Literal("Rex")}
     assert [p.triple for p in record.pruned] == [(dog, DSM.name, Literal("Max"))]
     assert m.speakers()[(dog, DSM.name, Literal("Rex"))] == "user"
+
+
+def test_the_user_saying_the_assistants_fact_again_makes_it_theirs(nlp):
+    """An assistant fact is used as the user's once the user confirms it by saying it."""
+    m = memory(nlp)
+    m.observe_round("I'm cooking dinner.", "Your kitchen has a big oven.")
+    had = (USER, DSM.has, entity("user kitchen"))
+    assert m.speakers()[had] == "assistant"
+    m.observe_round("Yes, my kitchen has a big oven.", "Great.")
+    assert m.speakers()[had] == "user"

@@ -148,3 +148,4 @@ def test_reasoner_findings_are_sentences_and_every_fact_says_who_stated_it(app_e
     said_by = {(r.subject, r.relation, r.object): r["said by"] for _, r in triples.iterrows()}
     assert said_by[("user", "has", "user's kitchen")] == "assistant"  # only the reply said it
     assert said_by[("Rex", "is a", "dog")] == said_by[("Rex", "is a", "city")] == "user"
+    assert "Facts with who said them (CSV)" in {b.label for b in at.get("download_button")}  # that table, as a file
