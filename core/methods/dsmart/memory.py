@@ -123,7 +123,8 @@ class DynamicStructuredMemory:
         return g
 
     def speakers(self) -> dict[Triple, str]:
-        """Every triple a round asserted -> who stated it in the latest such round (speakers.py)."""
+        """Every triple a round asserted -> who stated it: 'assistant' when only the reply's
+        sentences ever did, else 'user' (or 'import'); see speakers.py."""
         return speakers(self._records)
 
     def asserted_by(self, triple: Triple) -> int | None:
@@ -201,8 +202,10 @@ class DynamicStructuredMemory:
             found += self._llm_updates(old, fragment, question, found, notes)
             found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
         timings["detect_llm"] = time.perf_counter() - t3
-        found, withheld = keep_user_facts(found, self.speakers(), only,
-                                          lambda: self._user_conflicts(old, _without(fragment, only)))
+        withheld: set = set()
+        if only and found:  # the assistant said something of its own, and something is to be pruned
+            found, withheld = keep_user_facts(found, self.speakers(), only,
+                                              lambda: self._user_conflicts(old, _without(fragment, only)))
         if withheld:
             fragment -= withheld
             consistent = False  # the closure above read the withheld triples: verify the merge again
@@ -364,7 +367,8 @@ class DynamicStructuredMemory:
                 if triple not in theirs:
                     g.add(triple)
             g.add((turn_graph(record.turn_index), DSM.statement, Literal(record.statement)))
-            g.add((turn_graph(record.turn_index), DSM.saidBy, USER))
+            if record.source == "dialogue":
+                g.add((turn_graph(record.turn_index), DSM.saidBy, USER))
             if theirs:
                 a = ds.graph(assistant_graph(record.turn_index))
                 for triple in theirs:
