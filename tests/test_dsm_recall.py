@@ -263,3 +263,23 @@ def test_dsmart_evidence_lists_the_facts_the_tree_used_with_their_sentences():
     said = facts[0].meta
     assert said["said"] == "Your sister Ana works as a nurse in Lisbon. (12 May 2026)"
     assert said["said by"] == "user" and said["round"] == 1
+
+
+def test_a_fact_only_the_assistant_said_is_its_own_line_and_ranks_below_the_users_equal():
+    """Issue 57: what only a reply stated is recalled as the assistant's words, joined to a reply
+    sentence (not to the user's), and ranks just below a user's line of the same relevance."""
+    job = (USER_NODE, DSM.worksFor, entity("bakery"))
+    guess = (USER_NODE, DSM.worksFor, entity("mill"))
+    turn = replace(record(0, "I work at the bakery.", [job, guess], answer="You work at the mill."),
+                   assistant_only=(guess,))
+    g = graph_of(turn)
+    facts = {f.triple: f for f in sourced_facts(g, [turn], [job, guess])}
+    assert (facts[guess].speaker, facts[guess].sentence) == ("assistant", "You work at the mill.")
+    assert render(facts[guess]) == 'I replied: "You work at the mill." (12 May 2026)'
+    assert (facts[job].speaker, facts[job].sentence) == ("user", "I work at the bakery.")
+    embedder = TableEmbedder({"Where do I work?": (1.0, 0.0), "I work at the bakery.": (0.8, 0.6),
+                              "You work at the mill.": (0.8, 0.6), "You work for bakery.": (0.8, 0.6),
+                              "You work for mill.": (0.8, 0.6)})
+    lines = SentenceRanker(embedder).rank("Where do I work?", list(facts.values()), g, 1000)
+    assert [line.sentence.speaker for line in lines] == ["user", "assistant"]
+    assert lines[0].score - lines[1].score == pytest.approx(SentenceRanker.ASSISTANT_PENALTY)

@@ -360,6 +360,10 @@ class SentenceRanker:
     # a changed value's old sentence ranks just below a current one as relevant; small, so that a
     # false prune does not bury a sentence that holds the answer
     SUPERSEDED_PENALTY = 0.05
+    # the assistant's own words rank just below the user's as relevant: a reply's sentence ('I
+    # replied: "You are a firefighter ..."', an echo gone wrong) is what the assistant said, not
+    # what the user stated (issue 57); small, so that a fact only a reply kept still comes
+    ASSISTANT_PENALTY = 0.05
 
     def __init__(self, embedder=None) -> None:
         self.embedder = embedder
@@ -412,6 +416,8 @@ class SentenceRanker:
             first = groups[key][0]
             if first.superseded:
                 score -= self.SUPERSEDED_PENALTY
+            if first.speaker == ASSISTANT:
+                score -= self.ASSISTANT_PENALTY
             scored.append(Recalled(render(first), first, tuple(f.triple for f in groups[key]), score))
         scored.sort(key=lambda r: (-r.score, -(r.sentence.turn_index or 0)))
         out, used = [], 0
