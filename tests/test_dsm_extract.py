@@ -141,7 +141,10 @@ def test_a_question_states_no_fact(extractor, speaker, text):
 
 
 def test_a_statement_opened_by_a_wh_word_is_still_read(extractor):
-    """'What I like is ...' and 'When I moved ...' state things: they are no questions."""
+    """'When I moved ...' and a statement's wh-clause ('that's what my smartwatch has been showing')
+    state things: they are no questions (an indirect question is a question's wh-clause, or one of
+    'know', 'wonder' ...)."""
+    assert (USER, DSM.has, entity("user smartwatch")) in facts(extractor, "That's what my smartwatch has been showing for weeks.")
     assert (USER, relation("move to"), entity("Berlin")) in facts(extractor, "When I moved to Berlin, I found a flat.") \
         or (USER, DSM.livesIn, entity("Berlin")) in facts(extractor, "When I moved to Berlin, I found a flat.")
 

@@ -26,12 +26,14 @@ class ParseContext:
 
     def asserted(self, verb, question: bool) -> bool:
         """False for the question itself, hypothetical / conditional clauses, the assistant's
-        advice ('you could ...', 'you can ...') and indirect questions ('do you know where my
-        sister lives', "I don't know what your mother's name is")."""
+        advice ('you could ...', 'you can ...') and indirect questions: a wh-clause of a question
+        ('do you know where my sister lives?') or of an asking verb ("I don't know what your
+        mother's name is"), not of a statement ("that's what my smartwatch has been showing")."""
         x = verb
         while True:
-            if x.dep_ != "relcl" and any(c.lower_ in lx.WH_WORDS and c.dep_ != "det" for c in x.children):
-                return False  # a clause a wh-word opens asks for its value (a relative clause names a thing)
+            if x.dep_ != "relcl" and (question or x.head.lemma_.lower() in lx.ASKING_VERBS) \
+                    and any(c.lower_ in lx.WH_WORDS and c.dep_ != "det" for c in x.children):
+                return False  # a wh-clause of a question, or of 'know' / 'wonder' ..., asks for its value
             auxes = {c.lower_.strip("'") for c in x.children if c.dep_ in ("aux", "auxpass")}
             if auxes & lx.HYPOTHETICAL or {"d"} & auxes:
                 return False

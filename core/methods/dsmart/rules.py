@@ -42,7 +42,7 @@ RULES: tuple[Rule, ...] = (
     # -- what a clause asserts (context.py)
     Rule("asserted clauses", "ParseContext.asserted", "a question's subordinate first-person clause is a statement; hypothetical, conditional and advised clauses are not",
          "... remember when I got pre-approved for $400,000 from Wells Fargo? (a statement); Can you recommend some providers in my area? (none)", "test_a_first_person_clause_inside_a_question_is_a_statement"),
-    Rule("questions", "ParseContext.asserted", "a sentence that asks states nothing, with or without its '?' (a wh-word, or an auxiliary before its subject, opens it), nor does a clause a wh-word opens",
+    Rule("questions", "ParseContext.asserted", "a sentence that asks states nothing, with or without its '?' (a wh-word, or an auxiliary before its subject, opens it), nor does a question's wh-clause or one of an asking verb (know, wonder ...)",
          "What is my mother's name (none); Do you know where my sister lives? (none)", "test_a_question_states_no_fact"),
     # -- nodes (node_rules.py; definites.py across turns)
     Rule("speakers", "NodeRules.pronoun", "first person is the speaker, second person the other party; it/they are not guessed (he/she: 'gendered pronoun')",
