@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.conversation import ConversationService, load_memory, save_memory
 from core.methods import METHODS, method_class
-from core.methods.dsmart import rdf_import, recall
+from core.methods.dsmart import findings, rdf_import, recall
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.dsm_method import memory_from_state, pack_state, split_state
 from ui import conversations, graphs, icons, owner, resources, safe, state, warmup
@@ -105,7 +105,7 @@ with tab_turn:
         st.subheader(f"Round {shown}" + (" (imported)" if record.source == "import" else ""))
         st.text(record.statement)
         st.markdown("**Fragment added**")
-        st.dataframe(graphs.facts_frame(graph, record.added), hide_index=True, width="stretch")
+        st.dataframe(graphs.facts_frame(graph, record.added, record.speaker), hide_index=True, width="stretch")
         st.markdown("**Conflicts pruned**")
         if record.pruned:
             st.dataframe(graphs.pruned_frame(graph, record.pruned), hide_index=True, width="stretch")
@@ -114,22 +114,30 @@ with tab_turn:
         st.markdown("**Stage timings (s), LLM calls and tokens**")
         st.dataframe([{"stage": k, "seconds": round(v, 4), **record.cost.get(k, {})} for k, v in record.timings.items()],
                      hide_index=True)
-        if not record.consistent:
-            st.warning("The OWL-RL check reported: " + safe.literal("; ".join(record.errors)))
+        for finding in findings.findings(graph, history[:shown], record.errors):  # the reasoner's messages in words
+            st.warning(safe.literal(finding.text))
+            st.dataframe(graphs.findings_frame(finding), hide_index=True, width="stretch")
+            st.caption("The OWL-RL reasoner's message: " + safe.literal(finding.message))
         for note in record.notes:
             st.caption(safe.literal(note))  # notes quote model output
 
 with tab_triples:
     search = st.text_input("Search triples and what was said", key=f"memory_graph_search:{cid}")
-    st.caption("Each fact beside the words of the turn it came from, which the answer prompt shows the model.")
-    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search, said=recall.said_by_fact(memory, graph)),
-                 hide_index=True, width="stretch")
+    st.caption("Each fact beside who stated it and the words of the turn it came from, which the answer prompt shows "
+               "the model. What only the assistant said is marked as its own, never as yours.")
+    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search, said=recall.said_by_fact(memory, graph),
+                                      said_by=memory.speakers()), hide_index=True, width="stretch")
 
 with tab_export:
     c1, c2, c3 = st.columns(3)
     c1.download_button("Turtle", memory.to_turtle(), file_name=f"dsm-{cid}.ttl", mime="text/turtle")
     c2.download_button("TriG (per-round graphs)", memory.to_trig(), file_name=f"dsm-{cid}.trig", mime="application/trig")
     c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
+    table = graphs.triples_frame(memory.graph, memory.asserted_by, said=recall.said_by_fact(memory), said_by=memory.speakers())
+    st.download_button("Facts with who said them (CSV)", table.to_csv(index=False), file_name=f"dsm-{cid}-facts.csv",
+                       mime="text/csv")
+    st.caption("TriG and the CSV keep who said what: TriG has a named graph per round for what you stated "
+               "(dsm:saidBy ent:user) and one (…/assistant) for what only the assistant said.")
     if read_only:
         st.caption("Import is off: this is a shared demo conversation (read-only).")
     upload = None if read_only else st.file_uploader(

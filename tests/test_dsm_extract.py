@@ -121,3 +121,52 @@ def test_a_used_to_clause_is_a_former_habit_not_the_current_value(extractor):
     assert not any(p == relation("used to like") or p == DSM.likes for _, p, _ in negated)
     # 'used' with an object is a purpose, not a former habit
     assert (USER, relation("cut"), entity("bread")) in facts(extractor, "I used the knife to cut bread.")
+
+
+@pytest.mark.parametrize("speaker, text", [
+    ("user", "What is my mother's name?"),
+    ("user", "What is my mother's name"),  # no question mark: still a question
+    ("user", "what is my mothers name"),
+    ("user", "Do you remember what my mother's name is?"),
+    ("user", "Do you know where my sister lives?"),
+    ("user", "Is my dog called Rex"),
+    ("assistant", "I don't know what your mother's name is."),
+    ("assistant", "What is your mother's name?"),
+])
+def test_a_question_states_no_fact(extractor, speaker, text):
+    """A question asks for a value: neither it nor a clause a wh-word opens is stored as a fact
+    (issue 57: 'What is my mother's name?' became `user's mother | name | mother`)."""
+    got = {t for t in facts(extractor, text, speaker) if t[2] != DSM.Speaker}
+    assert got == set()
+
+
+def test_a_statement_opened_by_a_wh_word_is_still_read(extractor):
+    """'When I moved ...' and a statement's wh-clause ('that's what my smartwatch has been showing')
+    state things: they are no questions (an indirect question is a question's wh-clause, or one of
+    'know', 'wonder' ...)."""
+    assert (USER, DSM.has, entity("user smartwatch")) in facts(extractor, "That's what my smartwatch has been showing for weeks.")
+    assert (USER, relation("move to"), entity("Berlin")) in facts(extractor, "When I moved to Berlin, I found a flat.") \
+        or (USER, DSM.livesIn, entity("Berlin")) in facts(extractor, "When I moved to Berlin, I found a flat.")
+
+
+def test_a_name_is_typed_by_what_it_is_not_by_a_misread_entity_label(extractor):
+    """spaCy's small model reads 'Nadia' in 'My sister Nadia' as a place and 'Murano' in 'Murano is an
+    island' as a person; the noun a name is (sister, island) and the place someone lives in outweigh
+    that guess, so no individual is both a person and a place (issue 57's disjointness message)."""
+    got = facts(extractor, "My sister Nadia lives in Murano.")
+    nadia, murano = entity("Nadia"), entity("Murano")
+    assert (nadia, RDF.type, noun_class("sister")) in got and (nadia, RDF.type, DSM.Place) not in got
+    assert (murano, RDF.type, DSM.Place) in got
+    got = facts(extractor, "Murano is an island near Venice.", "assistant")
+    assert (murano, RDF.type, noun_class("island")) in got and (murano, RDF.type, DSM.Person) not in got
+    assert (entity("Venice"), RDF.type, DSM.Place) in got  # a guess nothing contradicts stays
+
+
+def test_a_type_the_memory_holds_outweighs_a_guess(extractor):
+    from rdflib import Graph
+
+    said = [Utterance("user", "Murano is lovely.")]
+    assert (entity("Murano"), RDF.type, DSM.Person) in extractor.extract(said)  # the recogniser's guess
+    known = Graph()
+    known.add((entity("Murano"), RDF.type, DSM.Place))  # the memory already places it
+    assert (entity("Murano"), RDF.type, DSM.Person) not in extractor.extract(said, known=known)

@@ -7,7 +7,7 @@ import json
 import threading
 
 import pytest
-from rdflib import RDF, Dataset, Graph, Literal
+from rdflib import RDF, Dataset, Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 
 from core.llm.fake import ScriptedLLM
@@ -279,3 +279,69 @@ def test_an_unusable_fallback_statement_leaves_the_round_text(nlp):
     record = m.observe_round("My neighbour Pavel repairs old clocks as a hobby.", "Nice.")
     assert "Statement:" not in record.statement
     assert any("used the round text" in n for n in record.notes)
+
+
+def test_a_chat_about_a_person_in_a_town_leaves_no_question_and_no_disjointness(nlp):
+    """Issue 57's bar: 'My sister Nadia lives in Murano. What do you know about Murano?' and the
+    reply about the island left Murano typed a person and Nadia a place (an OWL-RL disjointness
+    message); a later question became a fact."""
+    m = memory(nlp)
+    rounds = [("My sister Nadia lives in Murano. What do you know about Murano?",
+               "Murano is an island near Venice, famous for its glass. Nadia must enjoy living there."),
+              ("What is my mother's name", "I don't know what your mother's name is.")]
+    for question, answer in rounds:
+        record = m.observe_round(question, answer)
+        assert record.consistent and record.errors == ()
+    assert not any(str(o).lower() in ("what", "mother") for _, p, o in m.facts() if p == DSM.name)
+    assert not any("mother" in str(s) for s, _, _ in m.facts())
+    murano, nadia = entity("Murano"), entity("Nadia")
+    assert (nadia, DSM.livesIn, murano) in m.graph and (murano, RDF.type, DSM.Place) in m.graph
+    assert (murano, RDF.type, DSM.Person) not in m.graph and (nadia, RDF.type, DSM.Place) not in m.graph
+
+
+def test_every_fact_records_its_speaker_and_the_assistant_never_prunes_the_user(nlp):
+    """What only the reply said is the assistant's (shown apart, in its own named graph); the
+    assistant repeating a user's fact leaves it the user's; a reply contradicting the user prunes
+    nothing and its fact is not added."""
+    m = memory(nlp)
+    m.observe_round("My dog is Rex.", "What a nice name!")
+    record = m.observe_round("I'm cooking dinner.", "Your kitchen has a big oven. Your dog is called Max.")
+    dog, kitchen = entity("user dog"), entity("user kitchen")
+    speakers = m.speakers()
+    assert speakers[(dog, DSM.name, Literal("Rex"))] == "user"
+    assert speakers[(USER, relation("cook"), entity("dinner"))] == "user"
+    assert speakers[(USER, DSM.has, kitchen)] == "assistant"
+    assert speakers[(USER, DSM.has, dog)] == "user"  # said again by the assistant: still the user's
+    assert set(m.graph.objects(dog, DSM.name)) == {Literal("Rex")} and record.pruned == ()
+    assert any("kept what the user said" in note and "Max" in note for note in record.notes)
+    assert record.speaker((USER, DSM.has, kitchen)) == "assistant"
+    restored = memory(nlp)
+    restored.load(m.save())
+    assert restored.history[1].assistant_only == record.assistant_only  # saved with the record
+    ds = Dataset()
+    ds.parse(data=m.to_trig(), format="trig")
+    theirs = ds.graph(URIRef(str(turn_graph(1)) + "/assistant"))
+    assert (USER, DSM.has, kitchen) in theirs and (USER, DSM.has, kitchen) not in ds.graph(turn_graph(1))
+    assert (turn_graph(1), DSM.saidBy, USER) in ds.graph(turn_graph(1))
+
+
+def test_a_user_correcting_the_assistant_prunes_its_fact(nlp):
+    """The user's word outweighs the assistant's, not the reverse: a reply's value goes when the
+    user states another."""
+    m = memory(nlp)
+    m.observe_round("I'm cooking dinner.", "Your dog is called Max.")
+    record = m.observe_round("No, my dog is called Rex.", "Sorry!")
+    dog = entity("user dog")
+    assert set(m.graph.objects(dog, DSM.name)) == {Literal("Rex")}
+    assert [p.triple for p in record.pruned] == [(dog, DSM.name, Literal("Max"))]
+    assert m.speakers()[(dog, DSM.name, Literal("Rex"))] == "user"
+
+
+def test_the_user_saying_the_assistants_fact_again_makes_it_theirs(nlp):
+    """An assistant fact is used as the user's once the user confirms it by saying it."""
+    m = memory(nlp)
+    m.observe_round("I'm cooking dinner.", "Your kitchen has a big oven.")
+    had = (USER, DSM.has, entity("user kitchen"))
+    assert m.speakers()[had] == "assistant"
+    m.observe_round("Yes, my kitchen has a big oven.", "Great.")
+    assert m.speakers()[had] == "user"

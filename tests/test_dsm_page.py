@@ -118,3 +118,34 @@ def test_page_with_no_conversations(app_env):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
     assert "No conversations yet" in at.info[0].value
+
+
+def test_reasoner_findings_are_sentences_and_every_fact_says_who_stated_it(app_env):
+    """Issue 57: the OWL-RL message ('Disjoint classes http://... have a common individual ...') is
+    a sentence naming the thing, the two kinds and the words it came from, beside the facts to fix
+    or forget; the Triples tab says who stated each fact."""
+    store = Store(os.environ["WORKBENCH_DB"])
+    cid = store.create_conversation("rex", method="dsm", owner=ME)
+    method = create_method("dsm", Toolkit(llm=ScriptedLLM()))
+    dialogue = Dialogue()
+    for role, text in [(USER, "Rex is my dog. Rex is a city."), (ASSISTANT, "Your kitchen has a big oven.")]:
+        turn = dialogue.add(Turn(role, text))
+        store.add_turns(cid, [(turn, None)], owner=ME)
+        method.observe(turn)
+    method.wait()
+    store.put_artifact(cid, "method:dsm", method.observed.to_bytes(8, "little") + method.save_state(), owner=ME)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["owner_id"] = ME
+    at.run()
+    at.slider[0].set_value(1).run()
+    assert not at.exception
+    warning = at.warning[0].value.replace("\\", "")  # Markdown-escaped text
+    assert "'Rex' was read both as a city (a place) and as a dog (a thing)" in warning
+    assert "round 1" in warning and '"Rex is my dog."' in warning and "http" not in warning
+    assert "Rex | is a | dog" in frames(at) and "Rex | is a | city" in frames(at)
+    triples = at.dataframe[-1].value
+    assert "said by" in triples.columns
+    said_by = {(r.subject, r.relation, r.object): r["said by"] for _, r in triples.iterrows()}
+    assert said_by[("user", "has", "user's kitchen")] == "assistant"  # only the reply said it
+    assert said_by[("Rex", "is a", "dog")] == said_by[("Rex", "is a", "city")] == "user"
+    assert "Facts with who said them (CSV)" in {b.label for b in at.get("download_button")}  # that table, as a file

@@ -179,7 +179,8 @@ def test_dsmart_answer_prompt_shows_sentences_not_triples():
     first = "- Your sister Ana moved to Lisbon last year and works as a nurse. (12 May 2026)"
     assert known.splitlines()[0] == first
     assert not LEAKS.search(known)
-    assert all(e.kind == "sentence" for e in reply.evidence) and "nurse" in reply.evidence[0].text
+    assert reply.evidence[0].kind == "sentence" and "nurse" in reply.evidence[0].text  # the prompt's lines first
+    assert {e.kind for e in reply.evidence} <= {"sentence", "fact"}  # then the facts the tree used
     assert [r.date for r in method.memory.history] == ["2026-05-12", "2026-05-12"]
 
 
@@ -251,3 +252,41 @@ def test_shown_already_needs_the_whole_sentence_word_for_word():
     assert not shown_already(fact, plain_text(["I keep a small garden."]))
     assert not shown_already(fact, plain_text([]))
     assert not shown_already(replace(fact, verbatim=False), plain_text(["I keep a small vegetable patch."]))  # written from labels
+
+
+def test_dsmart_evidence_lists_the_facts_the_tree_used_with_their_sentences():
+    """Issue 57: in a short chat the recent turns hold every memory sentence, so the answer prompt
+    shows no memory line, and the Evidence tab said "No retrieved evidence" though the tree had
+    searched and used facts. The reply's evidence now lists the chosen state's facts, each with the
+    words it came from, who said them and the round."""
+    method = create_method("dsmart", Toolkit(llm=ScriptedLLM(["Your sister Ana is a nurse."] * 60)))
+    dialogue = Dialogue()
+    chat(method, dialogue, [("My sister Ana works as a nurse in Lisbon.", "How nice.")])
+    reply = method.respond(dialogue, "What does my sister do?")
+    facts = [e for e in reply.evidence if e.kind == "fact"]
+    assert facts and all(e.source == "reasoning tree" for e in facts)
+    assert {e.text for e in facts} <= set(reply.trace.nodes[0].detail["subgraph"]) | {
+        line for n in reply.trace.nodes for line in n.detail["subgraph"]}
+    said = facts[0].meta
+    assert said["said"] == "Your sister Ana works as a nurse in Lisbon. (12 May 2026)"
+    assert said["said by"] == "user" and said["round"] == 1
+
+
+def test_a_fact_only_the_assistant_said_is_its_own_line_and_ranks_below_the_users_equal():
+    """Issue 57: what only a reply stated is recalled as the assistant's words, joined to a reply
+    sentence (not to the user's), and ranks just below a user's line of the same relevance."""
+    job = (USER_NODE, DSM.worksFor, entity("bakery"))
+    guess = (USER_NODE, DSM.worksFor, entity("mill"))
+    turn = replace(record(0, "I work at the bakery.", [job, guess], answer="You work at the mill."),
+                   assistant_only=(guess,))
+    g = graph_of(turn)
+    facts = {f.triple: f for f in sourced_facts(g, [turn], [job, guess])}
+    assert (facts[guess].speaker, facts[guess].sentence) == ("assistant", "You work at the mill.")
+    assert render(facts[guess]) == 'I replied: "You work at the mill." (12 May 2026)'
+    assert (facts[job].speaker, facts[job].sentence) == ("user", "I work at the bakery.")
+    embedder = TableEmbedder({"Where do I work?": (1.0, 0.0), "I work at the bakery.": (0.8, 0.6),
+                              "You work at the mill.": (0.8, 0.6), "You work for bakery.": (0.8, 0.6),
+                              "You work for mill.": (0.8, 0.6)})
+    lines = SentenceRanker(embedder).rank("Where do I work?", list(facts.values()), g, 1000)
+    assert [line.sentence.speaker for line in lines] == ["user", "assistant"]
+    assert lines[0].score - lines[1].score == pytest.approx(SentenceRanker.ASSISTANT_PENALTY)

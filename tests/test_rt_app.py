@@ -85,3 +85,32 @@ def test_tree_html_escapes_user_text():
     escaped = "\\u003cscript\\u003ealert(1)"  # JSON-encoded for a <script> block, shown as text by vis-network
     assert page.count(escaped) == 2  # the query in the root's tooltip, the fact in EXPAND's
     assert "cdn.jsdelivr" not in page and "cdnjs" not in page  # offline
+
+
+def test_chat_page_lists_the_facts_a_dsmart_reply_used_with_their_sentences(app_env):
+    """Issue 57: a short dsmart chat's Evidence tab said "No retrieved evidence" (its memory lines were
+    all in the recent turns) though the tree used facts; it lists them with the words they came from."""
+    method = create_method("dsmart", Toolkit(llm=ScriptedLLM(["Your sister Ana is a nurse."] * 60)))
+    dialogue = Dialogue()
+    said = "My sister Ana works as a nurse in Lisbon."
+    for role, text in ((USER, said), (ASSISTANT, "How nice.")):
+        method.observe(dialogue.add(Turn(role, text)))
+    method.wait()
+    query = "What does my sister do?"
+    reply = method.respond(dialogue, query)
+    store = Store(app_env / "app.sqlite3")
+    cid = store.create_conversation(title="evidence test", method="dsmart", owner=ME)
+    for turn, stored in ((Turn(USER, said, "S0:0"), None), (Turn(ASSISTANT, "How nice.", "S0:1"), None),
+                         (Turn(USER, query, "S0:2"), None), (Turn(ASSISTANT, reply.text, "S0:3"), reply)):
+        store.add_turns(cid, [(turn, stored)], owner=ME)
+    at = AppTest.from_file(CHAT, default_timeout=120)
+    at.session_state["owner_id"] = ME
+    at.run()
+    at.sidebar.selectbox[1].select_index(1).run()
+    assert not at.exception
+    assistant = at.chat_message[3]
+    evidence = assistant.dataframe[0].value
+    assert "No retrieved evidence" not in " ".join(m.value for m in assistant.markdown)
+    assert set(evidence["kind"]) == {"fact"} and set(evidence["source"]) == {"reasoning tree"}
+    assert "Ana | is a | sister" in list(evidence["text"])
+    assert any("Your sister Ana works as a nurse in Lisbon." in str(s) for s in evidence["said"])

@@ -98,9 +98,11 @@ def offline_page(net) -> str:
     return _REMOTE.sub("", net.generate_html(notebook=False))
 
 
-def triples_frame(graph: Graph, asserted_by=None, search: str = "", said: dict | None = None) -> pd.DataFrame:
+def triples_frame(graph: Graph, asserted_by=None, search: str = "", said: dict | None = None,
+                  said_by: dict | None = None) -> pd.DataFrame:
     """Facts as a table (subject, relation, object, turn, and with `said` the sentence each came
-    from: triple -> words); `search` filters case-insensitively, the sentence included."""
+    from: triple -> words; with `said_by` who stated it: triple -> user | assistant | import);
+    `search` filters case-insensitively, the sentence and speaker included."""
     rows = []
     needle = search.strip().lower()
     for s, p, o in sorted(graph):
@@ -108,6 +110,8 @@ def triples_frame(graph: Graph, asserted_by=None, search: str = "", said: dict |
             continue
         row = {"subject": label_of(graph, s), "relation": "is a" if p == RDF.type else label_of(graph, p),
                "object": label_of(graph, o)}
+        if said_by is not None:
+            row["said by"] = said_by.get((s, p, o), "import")
         if said is not None:
             row["said"] = said.get((s, p, o), "")
         if needle and needle not in " ".join(row.values()).lower():
@@ -115,14 +119,24 @@ def triples_frame(graph: Graph, asserted_by=None, search: str = "", said: dict |
         if asserted_by is not None:
             row["turn"] = asserted_by((s, p, o))
         rows.append(row)
-    columns = ["subject", "relation", "object"] + (["said"] if said is not None else []) + (["turn"] if asserted_by else [])
+    columns = (["subject", "relation", "object"] + (["said by"] if said_by is not None else [])
+               + (["said"] if said is not None else []) + (["turn"] if asserted_by else []))
     return pd.DataFrame(rows, columns=columns)
 
 
-def facts_frame(graph: Graph, triples) -> pd.DataFrame:
+def facts_frame(graph: Graph, triples, said_by=None) -> pd.DataFrame:
+    """A round's facts; with `said_by` (triple -> user | assistant) who stated each."""
     rows = [{"subject": label_of(graph, s), "relation": "is a" if p == RDF.type else label_of(graph, p),
-             "object": label_of(graph, o)} for s, p, o in triples if is_fact((s, p, o))]
-    return pd.DataFrame(rows, columns=["subject", "relation", "object"])
+             "object": label_of(graph, o), **({"said by": said_by((s, p, o))} if said_by else {})}
+            for s, p, o in triples if is_fact((s, p, o))]
+    return pd.DataFrame(rows, columns=["subject", "relation", "object"] + (["said by"] if said_by else []))
+
+
+def findings_frame(finding) -> pd.DataFrame:
+    """The facts of a reasoner finding (core.methods.dsmart.findings), each with its round, who said
+    it and the words it came from: the fact to fix or forget."""
+    rows = [{"fact": f.fact, "round": f.round, "said by": f.speaker, "said": f.sentence} for f in finding.facts]
+    return pd.DataFrame(rows, columns=["fact", "round", "said by", "said"])
 
 
 def pruned_frame(graph: Graph, pruned) -> pd.DataFrame:

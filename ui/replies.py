@@ -25,9 +25,16 @@ def caption(reply: Reply) -> str:
     return line
 
 
+SOURCE_COLUMNS = ("said", "said by", "round")  # where a memory fact came from (dsmart's tree facts)
+
+
 def evidence_frame(reply: Reply) -> pd.DataFrame:
+    """The evidence, and where an item says so, the words it came from, who said them and the round."""
+    extra = [c for c in SOURCE_COLUMNS if any(c in e.meta for e in reply.evidence)]
     return pd.DataFrame(
-        [{"score": round(e.score, 3), "source": e.source, "kind": e.kind, "text": e.text} for e in reply.evidence]
+        [{"score": round(e.score, 3), "source": e.source, "kind": e.kind, "text": e.text,
+          **{c: e.meta.get(c) for c in extra}} for e in reply.evidence],
+        columns=["score", "source", "kind", "text", *extra],
     )
 
 

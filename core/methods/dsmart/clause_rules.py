@@ -27,7 +27,7 @@ from rdflib import Literal, URIRef
 
 from core.methods.dsmart import word_lists as lx
 from core.methods.dsmart.change_rules import ChangeRules
-from core.methods.dsmart.context import ParseContext
+from core.methods.dsmart.context import ParseContext, is_question
 from core.methods.dsmart.fragment import FragmentBuilder
 from core.methods.dsmart.literals import is_amount, parse_number
 from core.methods.dsmart.node_rules import CLAUSE, NodeRules
@@ -51,7 +51,7 @@ class ClauseRules:
 
     def sentences(self, doc) -> None:
         for sent in doc.sents:
-            question = sent.text.rstrip().endswith("?")
+            question = is_question(sent)
             self.values.sentence(sent, question)
             for tok in sent:
                 if tok.pos_ in CLAUSE and tok.dep_ not in ("aux", "auxpass") and self.ctx.asserted(tok, question):
@@ -152,8 +152,8 @@ class ClauseRules:
                 self.ctx.builder.fact(subj, DSM.livesIn if prep == "in" else DSM.birthPlace, obj)
 
     def copula_attr(self, subj: URIRef, subj_tok, attr, negative: bool) -> None:
-        if negative:
-            return  # "X is not Y" says what X is not; nothing to assert
+        if negative or attr.lower_ in lx.WH_WORDS:
+            return  # "X is not Y" says what X is not, "what X is" asks: nothing to assert
         about_owner = subj_tok.head.lemma_.lower() if subj_tok.dep_ == "poss" else ""
         if about_owner == "name":
             self.ctx.builder.fact(subj, DSM.name, Literal(self.nodes.span_text(attr)))  # "my name is Alice"

@@ -25,10 +25,15 @@ class ParseContext:
     used: set[int] = field(default_factory=set)  # tokens already turned into values (numbers, their nouns, times)
 
     def asserted(self, verb, question: bool) -> bool:
-        """False for the question itself, hypothetical / conditional clauses and the assistant's
-        advice ('you could ...', 'you can ...')."""
+        """False for the question itself, hypothetical / conditional clauses, the assistant's
+        advice ('you could ...', 'you can ...') and indirect questions: a wh-clause of a question
+        ('do you know where my sister lives?') or of an asking verb ("I don't know what your
+        mother's name is"), not of a statement ("that's what my smartwatch has been showing")."""
         x = verb
         while True:
+            if x.dep_ != "relcl" and (question or x.head.lemma_.lower() in lx.ASKING_VERBS) \
+                    and any(c.lower_ in lx.WH_WORDS and c.dep_ != "det" for c in x.children):
+                return False  # a wh-clause of a question, or of 'know' / 'wonder' ..., asks for its value
             auxes = {c.lower_.strip("'") for c in x.children if c.dep_ in ("aux", "auxpass")}
             if auxes & lx.HYPOTHETICAL or {"d"} & auxes:
                 return False
@@ -43,3 +48,23 @@ class ParseContext:
             if x.dep_ not in ("xcomp", "conj") or x.head.i == x.i:
                 return True
             x = x.head  # "I'd like to wake up": the hypothetical governs its complement
+
+
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
+
+
+def is_question(sent) -> bool:
+    """Whether a sentence asks, with or without its question mark (people type 'what is my mother's
+    name'): it ends in '?', or opens with a wh-word not followed by its own subject ('What is ...',
+    not 'What I like is ...'), or with an auxiliary before the subject ('Is my dog called Rex')."""
+    if sent.text.rstrip().endswith("?"):
+        return True
+    toks = [t for t in sent if not t.is_punct and not t.is_space]
+    if len(toks) < 2:
+        return False
+    first, second = toks[0], toks[1]
+    if first.lower_ in lx.WH_WORDS:
+        return not (second.pos_ in ("PRON", "PROPN") and second.dep_ in SUBJECTS)
+    if first.lower_ in lx.QUESTION_AUX and first.pos_ == "AUX":
+        return any(t.dep_ in SUBJECTS and t.i > first.i and t.head.i in (first.i, first.head.i) for t in sent)
+    return False

@@ -38,8 +38,9 @@ class Extractor(ABC):
     name: ClassVar[str]
 
     @abstractmethod
-    def extract(self, utterances: Sequence[Utterance]) -> Graph:
-        """The OWL fragment the utterances assert."""
+    def extract(self, utterances: Sequence[Utterance], known: Graph | None = None) -> Graph:
+        """The OWL fragment the utterances assert; `known`: the memory so far (a name's type it
+        already holds outweighs a guess)."""
 
 
 _MARKUP = re.compile(r"(\*\*|__|`+|^#+\s*|^\s*[-*]\s+)", re.M)
@@ -58,12 +59,12 @@ class SpacyExtractor(Extractor):
     def __init__(self, nlp) -> None:
         self.nlp = nlp
 
-    def extract(self, utterances: Sequence[Utterance]) -> Graph:
+    def extract(self, utterances: Sequence[Utterance], known: Graph | None = None) -> Graph:
         b = FragmentBuilder()
         texts = [plain(u.text) for u in utterances]
         for u, doc in zip(utterances, self.nlp.pipe(texts), strict=True):
             read(doc, b, u.speaker)
-        return b.graph
+        return b.settle(known)
 
 
 # -- the LLM extractor (strong endpoints) --------------------------------------------------------
@@ -100,7 +101,7 @@ class LLMExtractor(Extractor):
     def __init__(self, llm) -> None:
         self.llm = llm
 
-    def extract(self, utterances: Sequence[Utterance]) -> Graph:
+    def extract(self, utterances: Sequence[Utterance], known: Graph | None = None) -> Graph:
         from core.llm.base import Message
         from core.llm.prompts import render_prompt
 

@@ -12,8 +12,10 @@ from rdflib import OWL, RDF, RDFS, Graph, Literal, URIRef
 
 from core.methods.dsmart.vocab import (
     ASSISTANT,
+    DISJOINT_TOP,
     DSM,
     RELATION_BASE,
+    TOP_CLASSES,
     USER,
     bind_prefixes,
     negated,
@@ -33,10 +35,57 @@ def is_fact(triple) -> bool:
     return p not in SCHEMA_PREDICATES and not (p == RDF.type and o in SCHEMA_OBJECTS)
 
 
+AGENTS = frozenset({DSM.Agent, DSM.Person, DSM.Organization, DSM.Speaker})
+
+
+def top_classes(graph: Graph, node, known: Graph | None = None) -> set[URIRef]:
+    """The top-level DSM classes `node` is typed by in `graph` (and in `known`, the memory so far),
+    directly or through a minted noun class ('Murano | type | island', island under Place)."""
+    graphs = [g for g in (graph, known) if g is not None]
+    out = set()
+    for g in graphs:
+        for cls in g.objects(node, RDF.type):
+            if cls in TOP_CLASSES or cls in AGENTS:
+                out.add(cls)
+            for g2 in graphs:
+                out |= {c for c in g2.objects(cls, RDFS.subClassOf) if c in TOP_CLASSES or c in AGENTS}
+    return out
+
+
+def disjoint(a: URIRef, b: URIRef) -> bool:
+    """Whether two top-level classes share no individual (the ontology's disjointness axioms)."""
+    if a == b:
+        return False
+    if {a, b} == {DSM.Person, DSM.Organization}:
+        return True
+    a, b = (DSM.Agent if c in AGENTS else c for c in (a, b))
+    return a != b and a in DISJOINT_TOP and b in DISJOINT_TOP
+
+
 class FragmentBuilder:
     def __init__(self) -> None:
         self.graph = bind_prefixes(Graph())
         self.speakers_used: set[URIRef] = set()
+        self.guesses: list[tuple[URIRef, URIRef]] = []  # (individual, top class) read from a name's NER label
+
+    def guess(self, iri: URIRef, label: str, cls: URIRef | None) -> URIRef:
+        """A named individual whose top class only the named-entity recogniser says (`cls`, None when
+        it says none). The small model's labels are often wrong ('Murano is an island': PERSON;
+        'my sister Nadia': GPE), so the guess is kept only if nothing surer types it otherwise
+        (`settle`): a noun it is, a place it is lived in, the memory's earlier type."""
+        self.individual(iri, label)
+        if cls is not None:
+            self.guesses.append((iri, cls))
+        return iri
+
+    def settle(self, known: Graph | None = None) -> Graph:
+        """The fragment with each guessed type that no surer type of the same individual (in this
+        fragment or in `known`, the memory so far) is disjoint with."""
+        for iri, cls in self.guesses:
+            if not any(disjoint(cls, other) for other in top_classes(self.graph, iri, known)):
+                self.graph.add((iri, RDF.type, cls))
+        self.guesses = []
+        return self.graph
 
     def speaker(self, iri: URIRef) -> URIRef:
         name = "user" if iri == USER else "assistant" if iri == ASSISTANT else str(iri)

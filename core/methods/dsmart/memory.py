@@ -34,8 +34,10 @@ from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.llm_updates import llm_updates, suspects
 from core.methods.dsmart.replacements import replacement_updates
 from core.methods.dsmart.slots import SlotMatcher, slot_updates
+from core.methods.dsmart.speakers import ASSISTANT, assistant_only, keep_user_facts, speakers
 from core.methods.dsmart.statement import STATEMENT_PREFIX, StatementMaker, rules_found_little, states_something
-from core.methods.dsmart.vocab import DSM, bind_prefixes, parse_rdf, turn_graph
+from core.methods.dsmart.vocab import ASSISTANT as ASSISTANT_NODE
+from core.methods.dsmart.vocab import DSM, USER, assistant_graph, bind_prefixes, parse_rdf, turn_graph
 
 FORMAT = "dsm-memory/1"
 SUB_STAGES = frozenset({"maintenance", "detect_slots"})  # parts of another stage's time: not summed twice
@@ -68,10 +70,19 @@ class TurnRecord:
     source: str = "dialogue"  # dialogue | import
     cost: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> LLM calls and tokens
     date: str = ""  # ISO date the round was said on ("" when unknown): the reader sees it (recall.py)
+    # the triples of `added` only the assistant's sentences asserted (speakers.py): shown as the
+    # assistant's, never pruning what the user said
+    assistant_only: tuple[Triple, ...] = ()
 
     @property
     def facts_added(self) -> list[Triple]:
         return [t for t in self.added if is_fact(t)]
+
+    def speaker(self, triple: Triple) -> str:
+        """Who stated `triple` in this round: 'assistant', 'import' or 'user'."""
+        if triple in self.assistant_only:
+            return ASSISTANT
+        return "import" if self.source == "import" else "user"
 
 
 class DynamicStructuredMemory:
@@ -110,6 +121,11 @@ class DynamicStructuredMemory:
         for record in self._records[:turns]:
             apply(g, record)
         return g
+
+    def speakers(self) -> dict[Triple, str]:
+        """Every triple a round asserted -> who stated it: 'assistant' when only the reply's
+        sentences ever did, else 'user' (or 'import'); see speakers.py."""
+        return speakers(self._records)
 
     def asserted_by(self, triple: Triple) -> int | None:
         """The turn index of the latest record that asserted `triple`."""
@@ -157,7 +173,10 @@ class DynamicStructuredMemory:
         timings["statement"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         with cost.stage("extract"):
-            fragment = resolve_definites(old, self._extract(utterances, notes))  # 'the bill' after 'our bill'
+            fragment = resolve_definites(old, self._extract(utterances, notes, old))  # 'the bill' after 'our bill'
+            users = [u for u in utterances if u.speaker != ASSISTANT]
+            only = (assistant_only(fragment, resolve_definites(old, self._extract(users, notes, old)))
+                    if len(users) < len(utterances) else set())
         timings["extract"] = time.perf_counter() - t1
         statement = self._fallback(question, answer, statement, fragment, old, notes, timings)
         t2 = time.perf_counter()
@@ -183,10 +202,28 @@ class DynamicStructuredMemory:
             found += self._llm_updates(old, fragment, question, found, notes)
             found += self._llm_conflicts(old, fragment, {c.triple for c in found}, notes)
         timings["detect_llm"] = time.perf_counter() - t3
+        withheld: set = set()
+        if only and found:  # the assistant said something of its own, and something is to be pruned
+            found, withheld = keep_user_facts(found, self.speakers(), only,
+                                              lambda: self._user_conflicts(old, _without(fragment, only)))
+        if withheld:
+            fragment -= withheld
+            consistent = False  # the closure above read the withheld triples: verify the merge again
+            notes.append("kept what the user said: the assistant's " + "; ".join(
+                cf.describe(fragment, t) for t in sorted(withheld)) + " was not added")
         pruned = _dedupe(found)
         record = TurnRecord(index, question, answer, statement, tuple(sorted(fragment)), pruned, timings,
-                            notes=tuple(notes))
+                            notes=tuple(notes), assistant_only=tuple(sorted(t for t in only if t in fragment)))
         return record, consistent
+
+    def _user_conflicts(self, old: Graph, user_part: Graph) -> set[Triple]:
+        """The old triples the symbolic stage would prune for the user's part of a round alone."""
+        found = (cf.functional_conflicts(old, user_part) + cf.numeric_update_conflicts(old, user_part)
+                 + cf.opposite_conflicts(old, user_part) + slot_updates(old, user_part, self.slots)[0]
+                 + replacement_updates(old, user_part)[0])
+        if self.config.reasoner:
+            found += cf.disjoint_conflicts(old, user_part, [c.triple for c in found])[0]
+        return {c.triple for c in found}
 
     def _publish(self, record: TurnRecord, known_consistent: bool = False) -> TurnRecord:
         """Merge and swap in G_t. `known_consistent`: the detection closure ran on the touched part
@@ -235,26 +272,28 @@ class DynamicStructuredMemory:
         timings["statement_llm"] = time.perf_counter() - t0
         if not text:
             return statement
-        for triple in resolve_definites(old, self.extractor().extract([Utterance("narrator", text)])):
+        for triple in resolve_definites(old, self.extractor().extract([Utterance("narrator", text)], known=old)):
             fragment.add(triple)
         notes.append("the rules kept no fact of the user's turn: the LLM's statement was extracted too")
         return f"{statement}\n{STATEMENT_PREFIX}{text}"
 
-    def _extract(self, utterances: Sequence[Utterance], notes: list[str]) -> Graph:
+    def _extract(self, utterances: Sequence[Utterance], notes: list[str], old: Graph | None = None) -> Graph:
+        """The fragment `utterances` assert; `old`: the memory so far (types it holds outweigh a
+        name's guessed type)."""
         mode = self.config.extractor
         use_llm = mode in ("llm", "union") or (mode == "auto" and self.strong)
         if use_llm and self.llm is not None:
             try:
-                found = LLMExtractor(self.llm).extract(utterances)
+                found = LLMExtractor(self.llm).extract(utterances, known=old)
             except (LLMOutputError, LLMError) as err:
                 notes.append(f"LLM extractor failed ({err}); used the spaCy extractor")
             else:
                 if mode != "union":
                     return found
-                for triple in self.extractor().extract(utterances):
+                for triple in self.extractor().extract(utterances, known=old):
                     found.add(triple)
                 return found
-        return self.extractor().extract(utterances)
+        return self.extractor().extract(utterances, known=old)
 
     def extractor(self) -> Extractor:
         if self._nlp is None:
@@ -321,10 +360,20 @@ class DynamicStructuredMemory:
         ds = Dataset()
         bind_prefixes(ds)
         for record in self._records:
+            # what the user stated and what only the assistant's sentences stated: a named graph each
             g = ds.graph(turn_graph(record.turn_index))
+            theirs = set(record.assistant_only)
             for triple in record.added:
-                g.add(triple)
+                if triple not in theirs:
+                    g.add(triple)
             g.add((turn_graph(record.turn_index), DSM.statement, Literal(record.statement)))
+            if record.source == "dialogue":
+                g.add((turn_graph(record.turn_index), DSM.saidBy, USER))
+            if theirs:
+                a = ds.graph(assistant_graph(record.turn_index))
+                for triple in theirs:
+                    a.add(triple)
+                a.add((assistant_graph(record.turn_index), DSM.saidBy, ASSISTANT_NODE))
         current = ds.graph(URIRef("http://dialogue-workbench.org/dsm/current"))
         for triple in self._graph:
             current.add(triple)
@@ -380,6 +429,14 @@ def apply(graph: Graph, record: TurnRecord) -> None:
         graph.add(triple)
 
 
+def _without(graph: Graph, triples: set) -> Graph:
+    out = Graph()
+    for triple in graph:
+        if triple not in triples:
+            out.add(triple)
+    return out
+
+
 def _dedupe(found: list[cf.Conflict]) -> tuple[Pruned, ...]:
     seen, out = set(), []
     for c in found:
@@ -406,7 +463,7 @@ def record_to_dict(r: TurnRecord) -> dict:
         "added": [_nt(t) for t in r.added],
         "pruned": [{"triple": _nt(p.triple), "reason": p.reason, "rule": p.rule} for p in r.pruned],
         "timings": r.timings, "consistent": r.consistent, "errors": list(r.errors), "notes": list(r.notes),
-        "source": r.source, "cost": r.cost, "date": r.date,
+        "source": r.source, "cost": r.cost, "date": r.date, "assistant_only": [_nt(t) for t in r.assistant_only],
     }
 
 
@@ -416,4 +473,5 @@ def record_from_dict(d: dict) -> TurnRecord:
         d["turn_index"], d["question"], d["answer"], d["statement"], tuple(sorted(_parse_nt(d["added"]))),
         pruned, dict(d["timings"]), d["consistent"], tuple(d["errors"]), tuple(d["notes"]), d.get("source", "dialogue"),
         {k: dict(v) for k, v in d.get("cost", {}).items()}, str(d.get("date", "")),
+        tuple(sorted(_parse_nt(d.get("assistant_only", [])))),  # memories saved before issue 57: none
     )

@@ -183,8 +183,8 @@ class NodeRules:
         if tok.lemma_.lower() in PERSON_WORDS and self.ctx.speaker == "narrator":
             return self.ctx.builder.speaker(PERSON_WORDS[tok.lemma_.lower()])
         iri = entity(key[0])
-        if tok.pos_ == "PROPN":  # a name spaCy could not type gets no class guessed
-            self.ctx.builder.individual(iri, key[1], *([NER_CLASS[tok.ent_type_]] if tok.ent_type_ in NER_CLASS else []))
+        if tok.pos_ == "PROPN":  # a name is typed by its NER label only where nothing surer types it (settle)
+            self.ctx.builder.guess(iri, key[1], NER_CLASS.get(tok.ent_type_))
         else:
             self.ctx.builder.individual(iri, key[1], self.ctx.builder.noun_class(tok.lemma_.lower(), self.top_class(tok)))
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)

@@ -71,11 +71,19 @@ class Recalled:
 
 # -- provenance ------------------------------------------------------------------------------------
 def source_index(history: Sequence) -> dict[Triple, object]:
-    """Each fact triple -> the latest TurnRecord that asserted it."""
+    """Each fact triple -> the latest TurnRecord that asserted it, a round where the user stated it
+    before one where only the assistant did (the assistant repeating a user's fact)."""
     index: dict[Triple, object] = {}
+    users: set[Triple] = set()
     for record in history:
+        theirs = set(getattr(record, "assistant_only", ()))
         for triple in record.added:
-            if is_fact(triple):
+            if not is_fact(triple):
+                continue
+            if triple not in theirs:
+                users.add(triple)
+                index[triple] = record
+            elif triple not in users:
                 index[triple] = record
     return index
 
@@ -106,18 +114,27 @@ def _candidates(record) -> list[tuple[str, str]]:
 
 def source_sentence(graph: Graph, record, triple: Triple) -> tuple[str, str] | None:
     """(speaker, sentence) of `record` that holds `triple`: the one sharing most words with the
-    subject and object labels (the relation's words count half), the user's first on ties; None
-    when no sentence shares a word."""
+    subject and object labels (the relation's words count half), the user's first on ties, of the
+    speaker who stated it (`TurnRecord.assistant_only`; the reply's sentences for a user's fact
+    only when none of the user's shares a word); None when no sentence shares a word."""
     s, p, o = triple
     names = _stems(_term_words(graph, s)) | _stems(_term_words(graph, o))
     relation = set() if p == RDF.type else _stems(_term_words(graph, p))
-    best, best_score = None, 0.0
-    for speaker, sentence in _candidates(record):
-        have = _stems(sentence)
-        score = len(names & have) + 0.5 * len(relation & have)
-        if score > best_score:
-            best, best_score = (speaker, sentence), score
-    return best
+    candidates = _candidates(record)
+    if triple in getattr(record, "assistant_only", ()):  # only the reply stated it: one of its sentences
+        groups = [[c for c in candidates if c[0] == ASSISTANT]]
+    else:  # the user's turn (or the LLM's statement) stated it: its sentences first
+        groups = [[c for c in candidates if c[0] != ASSISTANT], candidates]
+    for group in groups:
+        best, best_score = None, 0.0
+        for speaker, sentence in group:
+            have = _stems(sentence)
+            score = len(names & have) + 0.5 * len(relation & have)
+            if score > best_score:
+                best, best_score = (speaker, sentence), score
+        if best is not None:
+            return best
+    return None
 
 
 def fact_sentence(graph: Graph, triple: Triple) -> str:
@@ -343,6 +360,10 @@ class SentenceRanker:
     # a changed value's old sentence ranks just below a current one as relevant; small, so that a
     # false prune does not bury a sentence that holds the answer
     SUPERSEDED_PENALTY = 0.05
+    # the assistant's own words rank just below the user's as relevant: a reply's sentence ('I
+    # replied: "You are a firefighter ..."', an echo gone wrong) is what the assistant said, not
+    # what the user stated (issue 57); small, so that a fact only a reply kept still comes
+    ASSISTANT_PENALTY = 0.05
 
     def __init__(self, embedder=None) -> None:
         self.embedder = embedder
@@ -395,6 +416,8 @@ class SentenceRanker:
             first = groups[key][0]
             if first.superseded:
                 score -= self.SUPERSEDED_PENALTY
+            if first.speaker == ASSISTANT:
+                score -= self.ASSISTANT_PENALTY
             scored.append(Recalled(render(first), first, tuple(f.triple for f in groups[key]), score))
         scored.sort(key=lambda r: (-r.score, -(r.sentence.turn_index or 0)))
         out, used = [], 0

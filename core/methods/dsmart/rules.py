@@ -42,6 +42,8 @@ RULES: tuple[Rule, ...] = (
     # -- what a clause asserts (context.py)
     Rule("asserted clauses", "ParseContext.asserted", "a question's subordinate first-person clause is a statement; hypothetical, conditional and advised clauses are not",
          "... remember when I got pre-approved for $400,000 from Wells Fargo? (a statement); Can you recommend some providers in my area? (none)", "test_a_first_person_clause_inside_a_question_is_a_statement"),
+    Rule("questions", "ParseContext.asserted", "a sentence that asks states nothing, with or without its '?' (a wh-word, or an auxiliary before its subject, opens it), nor does a question's wh-clause or one of an asking verb (know, wonder ...)",
+         "What is my mother's name (none); Do you know where my sister lives? (none)", "test_a_question_states_no_fact"),
     # -- nodes (node_rules.py; definites.py across turns)
     Rule("speakers", "NodeRules.pronoun", "first person is the speaker, second person the other party; it/they are not guessed (he/she: 'gendered pronoun')",
          "You live in Rome. (said by the assistant: the user lives in Rome)", "test_speakers_resolve_first_and_second_person"),
@@ -51,6 +53,8 @@ RULES: tuple[Rule, ...] = (
          "My dog is Rex. (the node 'user dog')", "test_possessive_copula_names_the_owned_thing"),
     Rule("facility name", "NodeRules.street", "a noun placed by a facility name (on / at / in a FAC entity) is its own individual; a town does not split it",
          "the music shop on Main St", "test_a_shop_on_a_named_street_is_its_own_place_and_where_places_the_clause"),
+    Rule("a name's type", "NodeRules.node", "a name's entity label types it only where nothing surer types it otherwise: the noun it is, a place lived in, the memory's earlier type",
+         "My sister Nadia lives in Murano. (Nadia a sister, not a place)", "test_a_name_is_typed_by_what_it_is_not_by_a_misread_entity_label"),
     Rule("apposition", "NodeRules.node", "'my sister Anna': the name is the individual, typed by the noun, had by the owner",
          "My sister Anna lives in Boston.", "test_entities_apposition_and_storage"),
     Rule("number in a name", "NodeRules.attached", "a number written into a word ('70-200mm', '5K', '80D') is part of a name, not a count",

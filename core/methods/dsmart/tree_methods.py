@@ -23,7 +23,7 @@ from core.llm import cancel as stopping
 from core.llm.cost import totals
 from core.methods.dsmart.config import DSMConfig, RecallConfig
 from core.methods.dsmart.dsm_method import DsmBacked
-from core.methods.dsmart.recall import Recalled, memory_text
+from core.methods.dsmart.recall import Recalled, memory_text, render, sourced_facts
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel, TurnsInAnswer
@@ -98,16 +98,23 @@ class TreeResponder:
         finally:
             llm.clear_prompt_cache()  # the search's cached prompt states are not needed again
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
+        # what the answer prompt showed (its memory lines), then the facts of the chosen state: what
+        # the tree used, each with the words it came from (a short chat's lines may all be left out
+        # of the prompt as its recent turns hold them, and the tree still used the facts)
+        shown = () if lines is None else tuple(Evidence(line.text, line.score, "dsm", "sentence") for line in lines)
         return Reply(
             text=text,
             method=self.name,
             model=llm.name,
-            evidence=(tuple(Evidence(view.fact_line(t), 1.0, "dsm", "triple") for t in result.best.facts) if lines is None
-                      else tuple(Evidence(line.text, line.score, "dsm", "sentence") for line in lines)),
+            evidence=shown + tuple(self.tree_evidence(result, view)),
             trace=tree_trace(result, view, messages, cfg.tree, query, info, answer=text),
             timings={**watch.timings, **model.timings},
             llm_calls=llm.calls - calls0,
         )
+
+    def tree_evidence(self, result: SearchResult, view: MemoryView) -> list[Evidence]:
+        """The facts of the chosen state, valued by it (a method with a memory adds their sources)."""
+        return [Evidence(view.fact_line(t), float(result.best.value), "reasoning tree", "fact") for t in result.best.facts]
 
     def linker(self) -> EntityLinker:
         if self._linker is None:
@@ -148,6 +155,18 @@ class DsmartMethod(TreeResponder, DsmBacked):
                 if all(e.text != line for e in out):
                     out.append(Evidence(line, link.score, view.label(link.node), "triple", {"link": link.how}))
         return out[:k]
+
+    def tree_evidence(self, result: SearchResult, view: MemoryView) -> list[Evidence]:
+        """The facts of the chosen state with the words each came from, who said them and when."""
+        facts = result.best.facts
+        sourced = {f.triple: f for f in sourced_facts(view.graph, self.memory.history, facts)}
+        out = []
+        for triple in facts:
+            found = sourced.get(triple)
+            meta = {} if found is None else {"said": render(found), "said by": found.speaker,
+                                             "round": None if found.turn_index is None else found.turn_index + 1}
+            out.append(Evidence(view.fact_line(triple), float(result.best.value), "reasoning tree", "fact", meta))
+        return out
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         history = self.memory.history

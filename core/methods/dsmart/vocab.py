@@ -70,6 +70,7 @@ class DSM(DefinedNamespace):
     # annotations
     negationOf: URIRef  # rel:not_like dsm:negationOf rel:like
     statement: URIRef  # the turn's statement (on the turn's named graph)
+    saidBy: URIRef  # who stated a turn graph's triples: ent:user or ent:assistant (on the named graph)
     turnIndex: URIRef
 
 
@@ -127,6 +128,11 @@ def negated(predicate: URIRef) -> URIRef:
 def turn_graph(index: int) -> URIRef:
     """The named graph holding what turn `index` asserted."""
     return URIRef(f"{TURN_BASE}{index}")
+
+
+def assistant_graph(index: int) -> URIRef:
+    """The named graph holding what only the assistant's sentences of turn `index` asserted."""
+    return URIRef(f"{TURN_BASE}{index}/assistant")
 
 
 def bind_prefixes(graph: Graph) -> Graph:

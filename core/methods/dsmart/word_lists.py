@@ -42,6 +42,14 @@ SECOND = frozenset("you your yours yourself yourselves".split())
 RELATIVE = frozenset("who which that whom".split())
 # aux verbs that make a clause hypothetical or advisory: it asserts nothing about the world
 HYPOTHETICAL = frozenset("would could should might may must".split())
+# words that ask: a clause they open asks for a value, it states none ('what my mother's name is');
+# not 'when' ('remember when I got pre-approved ...' recalls an event, it is no question)
+WH_WORDS = frozenset("what who whom whose which where why how".split())
+# verbs whose wh-clause is an indirect question ("I don't know what your mother's name is"); after
+# another verb it is a statement ("that's what my smartwatch shows", "I see what you mean")
+ASKING_VERBS = frozenset("know wonder ask tell remember forget recall guess sure unsure idea check find".split())
+# a sentence opened by one of these, its subject after it, asks ('Is my dog called Rex', no '?'; spaCy splits "isn't")
+QUESTION_AUX = frozenset("do does did is are am was were can could would will should shall may might have has had".split())
 
 # units: a number of these measures an amount or a duration, it does not count things
 TIME_UNITS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week",
