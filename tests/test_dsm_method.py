@@ -34,7 +34,7 @@ def test_dsm_pairs_turns_into_rounds_and_answers_with_the_memory():
     assert [r.question for r in method.memory.history] == ["My dog is Rex.", "Actually my dog is called Max."]
     reply = method.respond(dialogue, "What is my dog called?")
     system = reply.trace.prompt[0]["content"]
-    assert system.startswith("You are a helpful assistant.") and "dog" not in system  # the opening every chat method shares
+    assert system.startswith("You are a helpful assistant") and "dog" not in system  # the opening every chat method shares
     notes = reply.trace.prompt[-2]  # the memory: after the conversation, before the question
     assert notes["role"] == "system" and reply.trace.prompt[-1]["content"] == "What is my dog called?"
     system = notes["content"]

@@ -34,4 +34,7 @@ def test_evidence_lines_split_a_chunk_by_speaker_and_keep_generated_memories():
 def test_chat_system_has_the_length_line_only_when_asked():
     assert "at most 2 sentences" in chat_system(2)
     assert "sentences" not in chat_system(0)
-    assert chat_system(0).startswith("You are a helpful assistant.")
+    assert chat_system(0).startswith("You are a helpful assistant")
+    # what a reply is for (issue 52): to a statement, a reply that does not say it back; to a
+    # question about something never told, that it was not told
+    assert "without repeating what they said" in chat_system(0) and "haven't told you" in chat_system(0)

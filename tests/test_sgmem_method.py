@@ -88,7 +88,7 @@ def test_sgmem_method_responds_with_evidence_and_trace():
     assert reply.text == "Your dog is called Luna." and reply.method == "sgmem"
     assert reply.evidence and reply.evidence[0].source == "S0:0"  # the turn about Luna ranks first
     assert reply.trace.kind == "steps" and any(n.detail.get("role") == "seed" for n in reply.trace.nodes)
-    assert reply.trace.prompt[0]["content"].startswith("You are a helpful assistant.")
+    assert reply.trace.prompt[0]["content"].startswith("You are a helpful assistant")
     notes = reply.trace.prompt[-2]["content"]  # the memory: after the conversation, before the message (core.methods.layout)
     assert notes.startswith("Notes from earlier in this conversation")
     assert "- You also started learning the violin." in notes  # the user's turn in the second person
