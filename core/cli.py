@@ -475,6 +475,12 @@ def _add_db(sub) -> None:
     add_parser(sub)
 
 
+def _add_store(sub) -> None:
+    from core.db.grep import add_parser
+
+    add_parser(sub)
+
+
 def _add_loadtest(sub) -> None:
     p = sub.add_parser("loadtest", help="N websocket sessions through nginx to Streamlit replicas on a temporary PostgreSQL, "
                        "with faults; writes a JSON summary (ops/loadtest.py)")
@@ -529,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_annotation(sub)
     _add_votes(sub)
     _add_db(sub)
+    _add_store(sub)
     _add_loadtest(sub)
     _add_tools(sub)
     cli_qa.add_commands(sub)

@@ -27,6 +27,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
@@ -130,6 +131,61 @@ def checked(reply: Reply, message: str, earlier_user: list[str], settings: Reply
     return replace(reply, text=result.text, draft=reply.text, timings=timings)
 
 
+# -- replies and forgets of one conversation, in this process ---------------------------------------------
+class _RoundsAndForgets:
+    """Replies being written to a conversation (any number at once) and a forget (alone): a forget
+    waits for the replies in progress and new replies wait for the forget (core/forget.py), so a
+    reply's memory, built before the forget, is never saved after it."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.rounds = 0
+        self.forgetting = False
+
+
+_GUARDS: dict[tuple[str, str], _RoundsAndForgets] = {}
+_GUARDS_LOCK = threading.Lock()
+
+
+def _guard(store: Store, cid: str) -> _RoundsAndForgets:
+    with _GUARDS_LOCK:
+        return _GUARDS.setdefault((str(store.db.url), cid), _RoundsAndForgets())
+
+
+@contextmanager
+def forget_guard(store: Store, cid: str, wait_s: float) -> Iterator[None]:
+    """Held by a forget: TimeoutError when replies are still being written after `wait_s`."""
+    guard = _guard(store, cid)
+    with guard.cond:
+        if not guard.cond.wait_for(lambda: guard.rounds == 0 and not guard.forgetting, timeout=wait_s):
+            raise TimeoutError(f"a reply was still being written after {wait_s:g} s: nothing was forgotten, try again")
+        guard.forgetting = True
+    try:
+        yield
+    finally:
+        with guard.cond:
+            guard.forgetting = False
+            guard.cond.notify_all()
+
+
+def _round_begins(store: Store, cid: str) -> Callable[[], None]:
+    """A reply starts (after any forget in progress): the function that says it ended (idempotent)."""
+    guard = _guard(store, cid)
+    with guard.cond:
+        guard.cond.wait_for(lambda: not guard.forgetting)
+        guard.rounds += 1
+    ended = []
+
+    def end() -> None:
+        with guard.cond:
+            if not ended:
+                ended.append(True)
+                guard.rounds -= 1
+                guard.cond.notify_all()
+
+    return end
+
+
 # -- events of a round ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MethodProgress:
@@ -211,16 +267,31 @@ class ConversationService:
 
     def method(self, cid: str, method_name: str) -> Method:
         """The cached instance for this conversation and method, restored from its saved memory
-        when it is new (the turns after that are observed by the next round's sync)."""
+        when it is new (the turns after that are observed by the next round's sync). An instance
+        built before the conversation's latest forget (in any process: its epoch) is built again."""
         key = self.instance_key(cid, method_name)
         method = self.instances.get(key)
-        if method is None or not self.is_current(method):
+        epoch = self.store.forget_epoch(cid)
+        if method is None or not self.is_current(method) or self.instances.get(f"{key}#forget", 0) != epoch:
             method = self.make_method(method_name)
             saved = load_memory(self.store, cid, method_name, owner=self.owner)
             if saved is not None:
                 method.load_state(saved.state, saved.observed)
             self.instances[key] = method
+            self.instances[f"{key}#forget"] = epoch
         return method
+
+    def forget(self, cid: str, user_indices: list[int], phrase: str = ""):
+        """Forget the owner's user turns `user_indices` of `cid` and what came from them (core/forget.py)."""
+        from core.forget import forget
+
+        return forget(self, cid, user_indices, phrase)
+
+    def matching_turns(self, cid: str, phrase: str):
+        """The owner's user turns of `cid` holding `phrase`, to list before forgetting them."""
+        from core.forget import matching_turns
+
+        return matching_turns(self.store, cid, phrase, owner=self.owner)
 
     def start(self, cid: str | None, method_name: str, message: str, *, title: str | None = None) -> "ReplyRound":
         """A round for `message` (checked and trimmed; InvalidMessage when empty or too long) in
@@ -290,6 +361,7 @@ class ReplyRound:
         self.cancel = threading.Event()
         self._items: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
+        self._ended: Callable[[], None] = lambda: None  # tells a waiting forget this round is over
 
     @property
     def conversation_id(self) -> str:
@@ -321,6 +393,7 @@ class ReplyRound:
         self.cancel.set()
         if self._worker is not None:
             self._worker.join(JOIN_S)
+        self._ended()
         while True:
             try:
                 item = self._items.get_nowait()
@@ -333,6 +406,8 @@ class ReplyRound:
         """The round's events; the method's work runs in a worker thread, so a `Working` event
         comes at least every `tick_s` seconds while it is quiet."""
         service, pending = self.service, self.pending
+        self._ended = _round_begins(service.store, pending.conversation_id)
+        epoch = service.store.forget_epoch(pending.conversation_id)
         method = service.method(pending.conversation_id, pending.method_name)
         pending.model = getattr(method.tools.llm, "name", "")
         dialogue = service.store.dialogue(pending.conversation_id, owner=service.owner)
@@ -379,7 +454,13 @@ class ReplyRound:
         yield stored
         for turn in turns:  # the reply is on screen first; maintenance runs while it is read
             method.observe(turn)
-        saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
+        saved = False
+        if service.store.forget_epoch(pending.conversation_id) == epoch:
+            saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
+        else:  # another process forgot part of this conversation meanwhile: this memory may hold it
+            method.wait()
+            service.instances.pop(service.instance_key(pending.conversation_id, pending.method_name), None)
+        self._ended()
         yield MemorySaved(pending.conversation_id, pending.method_name, method.observed, saved)
 
     def _store(self, dialogue, reply: Reply, streamed: bool, seconds: float) -> tuple[ReplyStored, tuple[Turn, Turn]]:

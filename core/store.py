@@ -27,6 +27,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from sqlalchemy import Connection, Text, delete, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -36,11 +37,13 @@ from core.db import Database
 from core.db.migrate import ensure_schema
 from core.db.schema import artifacts as A
 from core.db.schema import conversations as C
+from core.db.schema import forget_audit as F
 from core.db.schema import owner_settings as S
 from core.db.schema import turns as T
 from core.dialogue import Dialogue, Reply, Turn
 from core.limits import check_message_length
 
+R = TypeVar("R")
 SHARED_OWNER = "shared/demo"  # rows that predate owners; everyone may read them, nobody may change them
 MAX_OWNER_CHARS = 200
 
@@ -272,6 +275,29 @@ class Store:
 
         data = self.db.read(run)
         return bytes(data) if data is not None else None
+
+    def artifact_kinds(self, cid: str, *, owner: str) -> list[str]:
+        def run(c: Connection):
+            self._check(c, cid, owner, write=False)
+            return c.execute(select(A.c.kind).where(A.c.conversation_id == cid).order_by(A.c.kind)).scalars().all()
+
+        return list(self.db.read(run))
+
+    # -- forgetting (core/forget.py) ----------------------------------------------------------
+    def write_owned(self, cid: str, fn: Callable[[Connection], R], *, owner: str) -> R:
+        """`fn(conn)` in one write transaction, after checking that `owner` may change `cid`
+        (KeyError, ReadOnlyConversation otherwise): an operation over several tables, all or nothing."""
+        def run(c: Connection) -> R:
+            self._check(c, cid, owner, write=True)
+            return fn(c)
+
+        return self.db.write(run)
+
+    def forget_epoch(self, cid: str) -> int:
+        """The number of the conversation's latest forget (0: none): a method instance built before
+        it holds forgotten text and is rebuilt (core.conversation). No owner: it reads no user data."""
+        query = select(func.coalesce(func.max(F.c.seq), 0)).where(F.c.conversation == cid)
+        return int(self.db.read(lambda c: c.execute(query).scalar()))
 
     # -- the owner's settings (never secrets: callers strip keys before saving) ----------------
     def get_settings(self, *, owner: str) -> dict:
