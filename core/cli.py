@@ -388,8 +388,11 @@ def _add_chat(sub) -> None:
 
     p = sub.add_parser("chat", help="chat headlessly with a method: interactive, or a JSONL script of user turns")
     p.add_argument("--method", default="base", choices=list(METHODS))
-    p.add_argument("--script", default=None, help='JSONL: {"user": "..."} per turn; {"new_dialogue": true} starts afresh')
+    p.add_argument("--script", default=None, help='JSONL: {"user": "..."} per turn; {"new_dialogue": true} starts afresh; '
+                   '{"forget": "TEXT"} forgets the earlier user turns holding TEXT')
     p.add_argument("--out", default=None, help="JSONL of replies (default: stdout)")
+    p.add_argument("--db", default=None, help="keep the conversations in this store (a file, sqlite:///path or "
+                   "postgresql://...) instead of a temporary one removed at the end")
     p.add_argument("--max-tokens", type=int, default=0, help="bound on each reply's length (default: the method's setting)")
     p.add_argument("--judge", choices=("nli", "none"), default="nli",
                    help="judge each reply's consistency with the NLI model and record it, as the Chat page does (default)")
@@ -412,7 +415,10 @@ def _run_chat(args) -> int:
         return 2
     settings = llm_settings_from_args(args)
     try:
+        from core.store import Store
+
         session = ChatSession(args.method, make_toolkit(settings), max_tokens=args.max_tokens,
+                              store=Store(args.db) if args.db else None,
                               judge=nli_judge() if args.judge == "nli" else None,
                               reply_check=ReplyCheckSettings() if args.reply_check else None)
         if steps is None:

@@ -39,23 +39,25 @@ def _bytes_hold(data: bytes, needle: str) -> bool:
 
 
 def _value_holds(value, needle: str, depth: int = 0) -> bool:
-    """Whether a decoded value holds `needle` (lower-case): strings, JSON in strings, base64 in strings."""
-    if depth > MAX_DEPTH:
+    """Whether a decoded value holds `needle` (lower-case): strings (JSON inside them decoded and
+    walked, base64 inside them decoded), and integers equal to it. A float's digits are not text:
+    a timing of 0.34471 s does not hold "4471"."""
+    if depth > MAX_DEPTH or value is None or isinstance(value, (bool, float)):
         return False
     if isinstance(value, dict):
         return any(_value_holds(k, needle, depth + 1) or _value_holds(v, needle, depth + 1) for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return any(_value_holds(v, needle, depth + 1) for v in value)
-    if not isinstance(value, str):
-        return needle in str(value).lower()
-    if needle in value.lower():
-        return True
+    if isinstance(value, int):
+        return str(value) == needle
     text = value.strip()
-    if text[:1] in "{[":
+    if text[:1] in ("{", "["):
         try:
             return _value_holds(json.loads(text), needle, depth + 1)
         except json.JSONDecodeError:
             pass
+    if needle in value.lower():
+        return True
     if _BASE64.match(text):
         try:
             return _blob_holds(base64.b64decode(text, validate=False), needle, depth + 1)
@@ -65,16 +67,17 @@ def _value_holds(value, needle: str, depth: int = 0) -> bool:
 
 
 def _blob_holds(data: bytes, needle: str, depth: int = 0) -> bool:
-    """Raw bytes, then any JSON document that starts inside them (a method's state after its header)."""
-    if _bytes_hold(data, needle):
-        return True
+    """A JSON document that starts inside the bytes (a method's state after its header) walked as
+    JSON, the bytes before it searched as they are; bytes that hold no JSON searched as they are."""
     start = data.find(b"{")
-    if start < 0:
-        return False
-    try:
-        return _value_holds(json.loads(data[start:].decode("utf-8")), needle, depth + 1)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return False
+    if start >= 0:
+        try:
+            document = json.loads(data[start:].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            pass
+        else:
+            return _bytes_hold(data[:start], needle) or _value_holds(document, needle, depth + 1)
+    return _bytes_hold(data, needle)
 
 
 def artifact_holds(blob: bytes, needle: str) -> bool:
@@ -85,7 +88,7 @@ def artifact_holds(blob: bytes, needle: str) -> bool:
         state = unpack_memory(blob).state
     except ValueError:  # a newer format: search its bytes as they are
         state = blob
-    return _blob_holds(blob, needle) or _blob_holds(state, needle)
+    return _blob_holds(state, needle) or _bytes_hold(blob[:len(blob) - len(state)], needle)
 
 
 def grep(db: Database, text: str) -> list[Place]:
