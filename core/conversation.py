@@ -27,20 +27,20 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
+from core.forget import ForgetReport, TurnMatch, forget_turns, matching_turns, round_begins
 from core.limits import clean_message
 from core.llm import LLMError
+from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, memory_key, pack_memory,  # noqa: F401 (re-exported)
+                                  unpack_memory)
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
 from core.reply_check import ReplyCheckSettings, check_reply
 from core.store import Store
 
 NLI_CONTEXT_TURNS = 100  # history a reply is judged against (the NLI window keeps only its latest chunks)
-MAGIC = b"WBMEMORY"  # never the first 8 bytes of an old artifact: that would be a count of ~6e18 turns
-ARTIFACT_VERSION = 1
 TITLE_CHARS = 48
 JOIN_S = 30.0  # how long a stopped round waits for its reply's worker (cancelled, it ends in moments)
 
@@ -48,34 +48,7 @@ MethodFactory = Callable[[str], Method]  # method name -> a new instance (toolki
 ReplyJudge = Callable[[list[Turn], str], "dict | None"]  # (turns before the reply, reply text) -> checks to store
 
 
-# -- the memory artifact -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SavedMemory:
-    observed: int  # turns the memory covers
-    state: bytes  # what the method's save_state() wrote
-    version: int = ARTIFACT_VERSION  # 0: written before the format had a version
-
-
-def memory_key(method_name: str) -> str:
-    """The artifact kind a method's memory is stored under, one per method in a conversation."""
-    return f"method:{method_name}"
-
-
-def pack_memory(observed: int, state: bytes) -> bytes:
-    return MAGIC + bytes([ARTIFACT_VERSION]) + observed.to_bytes(8, "little") + state
-
-
-def unpack_memory(blob: bytes) -> SavedMemory:
-    """Either format; ValueError for an artifact of a newer version than this code reads."""
-    if blob.startswith(MAGIC):
-        version = blob[len(MAGIC)]
-        if version > ARTIFACT_VERSION:
-            raise ValueError(f"memory artifact version {version} is newer than this code reads ({ARTIFACT_VERSION})")
-        head = len(MAGIC) + 1
-        return SavedMemory(int.from_bytes(blob[head:head + 8], "little"), blob[head + 8:], version)
-    return SavedMemory(int.from_bytes(blob[:8], "little"), blob[8:], version=0)
-
-
+# -- the memory artifact (its format: core/memory_artifact.py) ------------------------------------
 def load_memory(store: Store, cid: str, method_name: str, *, owner: str) -> SavedMemory | None:
     blob = store.get_artifact(cid, memory_key(method_name), owner=owner)
     return None if blob is None else unpack_memory(blob)
@@ -129,61 +102,6 @@ def checked(reply: Reply, message: str, earlier_user: list[str], settings: Reply
     if not result.changed:
         return replace(reply, timings=timings)
     return replace(reply, text=result.text, draft=reply.text, timings=timings)
-
-
-# -- replies and forgets of one conversation, in this process ---------------------------------------------
-class _RoundsAndForgets:
-    """Replies being written to a conversation (any number at once) and a forget (alone): a forget
-    waits for the replies in progress and new replies wait for the forget (core/forget.py), so a
-    reply's memory, built before the forget, is never saved after it."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.rounds = 0
-        self.forgetting = False
-
-
-_GUARDS: dict[tuple[str, str], _RoundsAndForgets] = {}
-_GUARDS_LOCK = threading.Lock()
-
-
-def _guard(store: Store, cid: str) -> _RoundsAndForgets:
-    with _GUARDS_LOCK:
-        return _GUARDS.setdefault((str(store.db.url), cid), _RoundsAndForgets())
-
-
-@contextmanager
-def forget_guard(store: Store, cid: str, wait_s: float) -> Iterator[None]:
-    """Held by a forget: TimeoutError when replies are still being written after `wait_s`."""
-    guard = _guard(store, cid)
-    with guard.cond:
-        if not guard.cond.wait_for(lambda: guard.rounds == 0 and not guard.forgetting, timeout=wait_s):
-            raise TimeoutError(f"a reply was still being written after {wait_s:g} s: nothing was forgotten, try again")
-        guard.forgetting = True
-    try:
-        yield
-    finally:
-        with guard.cond:
-            guard.forgetting = False
-            guard.cond.notify_all()
-
-
-def _round_begins(store: Store, cid: str) -> Callable[[], None]:
-    """A reply starts (after any forget in progress): the function that says it ended (idempotent)."""
-    guard = _guard(store, cid)
-    with guard.cond:
-        guard.cond.wait_for(lambda: not guard.forgetting)
-        guard.rounds += 1
-    ended = []
-
-    def end() -> None:
-        with guard.cond:
-            if not ended:
-                ended.append(True)
-                guard.rounds -= 1
-                guard.cond.notify_all()
-
-    return end
 
 
 # -- events of a round ---------------------------------------------------------------------------------
@@ -281,16 +199,12 @@ class ConversationService:
             self.instances[f"{key}#forget"] = epoch
         return method
 
-    def forget(self, cid: str, user_indices: list[int], phrase: str = ""):
+    def forget(self, cid: str, user_indices: list[int], phrase: str = "") -> ForgetReport:
         """Forget the owner's user turns `user_indices` of `cid` and what came from them (core/forget.py)."""
-        from core.forget import forget
+        return forget_turns(self, cid, user_indices, phrase)
 
-        return forget(self, cid, user_indices, phrase)
-
-    def matching_turns(self, cid: str, phrase: str):
+    def matching_turns(self, cid: str, phrase: str) -> list[TurnMatch]:
         """The owner's user turns of `cid` holding `phrase`, to list before forgetting them."""
-        from core.forget import matching_turns
-
         return matching_turns(self.store, cid, phrase, owner=self.owner)
 
     def start(self, cid: str | None, method_name: str, message: str, *, title: str | None = None) -> "ReplyRound":
@@ -406,7 +320,7 @@ class ReplyRound:
         """The round's events; the method's work runs in a worker thread, so a `Working` event
         comes at least every `tick_s` seconds while it is quiet."""
         service, pending = self.service, self.pending
-        self._ended = _round_begins(service.store, pending.conversation_id)
+        self._ended = round_begins(str(service.store.db.url), pending.conversation_id)
         epoch = service.store.forget_epoch(pending.conversation_id)
         method = service.method(pending.conversation_id, pending.method_name)
         pending.model = getattr(method.tools.llm, "name", "")

@@ -1,7 +1,7 @@
 """Forgetting what a person said: chosen user turns of one conversation leave the store, every
 method's memory and the database file, and an audit entry says who and when (never what).
 
-    report = forget(service, cid, [4], phrase="4471")   # the turns to forget (user turns only)
+    report = service.forget(cid, [4], phrase="4471")  # the user turns to forget (ConversationService)
     matching_turns(store, cid, "door code", owner=me)   # the user turns holding some words, to list first
 
 What goes:
@@ -21,7 +21,7 @@ The store part (turns, title, votes, artifacts, audit) is one transaction: a for
 (SIGKILL) leaves the old state or the new one. Then the file: SQLite overwrites freed space
 (secure_delete, core/db/engine.py) and its WAL is checkpointed and truncated; PostgreSQL's touched
 tables are rewritten with VACUUM FULL (Database.scrub). A forget waits for the replies being
-written to that conversation in this process (core.conversation.forget_guard); a reply written in
+written to that conversation in this process (`forget_guard`, `round_begins`); a reply written in
 another process across the forget saves no memory (ReplyRound checks the forget epoch).
 """
 
@@ -30,20 +30,24 @@ from __future__ import annotations
 import json
 import mmap
 import re
+import threading
 import time
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from core.conversation import ConversationService, forget_guard, memory_key, pack_memory
 from core.db.schema import artifacts as A
 from core.db.schema import conversations as C
 from core.db.schema import forget_audit as F
 from core.db.schema import turns as T
 from core.db.schema import vote_history, votes
 from core.dialogue import ASSISTANT, USER, Reply, Turn
+from core.memory_artifact import memory_key, pack_memory
 from core.methods import METHODS
-from core.store import StoredTurn
+from core.store import Store, StoredTurn
 
 FORGOTTEN = "(forgotten)"
 MIN_TERM_CHARS = 4  # a content word this long or longer (or any token with a digit) is a forgotten term
@@ -79,6 +83,71 @@ class ForgetReport:
         return (f"Forgot {len(self.user_turns)} message(s) of yours and {len(self.redacted) - len(self.user_turns)} "
                 f"repl(ies) (round(s) {rounds}); {len(self.cleaned)} later repl(ies) lost evidence holding it. "
                 f"Memory: {mem}.")
+
+
+# -- replies and forgets of one conversation, in this process ---------------------------------------------
+class _RoundsAndForgets:
+    """Replies being written to a conversation (any number at once) and a forget (alone): a forget
+    waits for the replies in progress and new replies wait for the forget (core/forget.py), so a
+    reply's memory, built before the forget, is never saved after it."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.rounds = 0
+        self.forgetting = False
+
+
+_GUARDS: dict[tuple[str, str], _RoundsAndForgets] = {}
+_GUARDS_LOCK = threading.Lock()
+
+
+def _guard(db: str, cid: str) -> _RoundsAndForgets:
+    with _GUARDS_LOCK:
+        return _GUARDS.setdefault((db, cid), _RoundsAndForgets())
+
+
+@contextmanager
+def forget_guard(store: Store, cid: str, wait_s: float) -> Iterator[None]:
+    """Held by a forget: TimeoutError when replies are still being written after `wait_s`."""
+    guard = _guard(str(store.db.url), cid)
+    with guard.cond:
+        if not guard.cond.wait_for(lambda: guard.rounds == 0 and not guard.forgetting, timeout=wait_s):
+            raise TimeoutError(f"a reply was still being written after {wait_s:g} s: nothing was forgotten, try again")
+        guard.forgetting = True
+    try:
+        yield
+    finally:
+        with guard.cond:
+            guard.forgetting = False
+            guard.cond.notify_all()
+
+
+def round_begins(db: str, cid: str) -> Callable[[], None]:
+    """A reply to `cid` in database `db` (its URL) starts, after any forget in progress: the
+    function that says it ended (idempotent)."""
+    guard = _guard(db, cid)
+    with guard.cond:
+        guard.cond.wait_for(lambda: not guard.forgetting)
+        guard.rounds += 1
+    ended = []
+
+    def end() -> None:
+        with guard.cond:
+            if not ended:
+                ended.append(True)
+                guard.rounds -= 1
+                guard.cond.notify_all()
+
+    return end
+
+
+class ForgetHost(Protocol):
+    """What a forget needs of the conversation service (core.conversation.ConversationService)."""
+
+    store: Store
+    owner: str
+    instances: MutableMapping
+    make_method: Callable
 
 
 # -- what counts as holding the forgotten words -----------------------------------------------------
@@ -182,7 +251,7 @@ def plan_forget(stored: list[StoredTurn], user_indices: list[int], phrase: str =
 
 
 # -- the memories ------------------------------------------------------------------------------------------
-def rebuild_memories(service: ConversationService, cid: str, turns: list[Turn]) -> tuple[dict[str, bytes | None], dict]:
+def rebuild_memories(service: ForgetHost, cid: str, turns: list[Turn]) -> tuple[dict[str, bytes | None], dict]:
     """Each saved method memory of `cid` rebuilt from `turns` by a fresh instance: kind -> new
     artifact (None: delete it), and how each method forgot, for the report."""
     artifacts: dict[str, bytes | None] = {}
@@ -207,7 +276,7 @@ def rebuild_memories(service: ConversationService, cid: str, turns: list[Turn]) 
 
 
 # -- the operation -----------------------------------------------------------------------------------------
-def forget(service: ConversationService, cid: str, user_indices: list[int], phrase: str = "",
+def forget_turns(service: ForgetHost, cid: str, user_indices: list[int], phrase: str = "",
            wait_s: float = 600.0) -> ForgetReport:
     """Forget the owner's user turns `user_indices` of `cid` (and everything derived from them).
     KeyError when the owner cannot see the conversation or an index is not one of its user turns;

@@ -256,3 +256,75 @@ def test_the_chat_script_forget_step_and_db_option(tmp_path, capsys):
     bad.write_text('{"forget": ""}\n')
     with pytest.raises(ScriptError, match="forget"):
         read_script(bad)
+
+
+# -- an interrupted forget: SIGKILL inside its transaction, and after its commit -------------------------
+KILLED_CHILD = r"""
+import sys, time
+from pathlib import Path
+from core.conversation import ConversationService
+from core.db.engine import Database
+from core.llm.fake import ScriptedLLM
+from core.methods import Toolkit, create_method
+from core.resources import HashingEmbedder
+from core.store import Store
+
+url, cid, owner, phase, marker = sys.argv[1:6]
+
+
+def hold() -> None:
+    Path(marker).write_text("holding")
+    time.sleep(120)
+
+
+if phase == "in_transaction":
+    write_owned = Store.write_owned
+
+    def holding(self, cid, fn, *, owner):
+        return write_owned(self, cid, lambda c: (fn(c), hold()), owner=owner)
+
+    Store.write_owned = holding
+else:
+    Database.scrub = lambda self, tables, timeout_s=60.0: hold()
+tools = Toolkit(llm=ScriptedLLM(["Noted."]), embedder=HashingEmbedder(64))
+service = ConversationService(Store(url), owner, lambda name: create_method(name, tools))
+service.forget(cid, [2])
+"""
+
+
+@pytest.mark.parametrize("phase", ["in_transaction", "after_commit"])
+def test_a_forget_killed_leaves_the_old_state_or_the_new_never_half(phase, db_url, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    store = Store(db_url)
+    service = make_service(store, ScriptedLLM(rule), tmp_path)
+    cid = None
+    for message in TELL[:3]:
+        cid, _ = say(service, cid, "rag", message)
+    store.put_artifact(cid, memory_key("rag"), f"an old memory holding {CODE}".encode(), owner=ME)
+    before = [(s.turn.text, s.reply) for s in store.turns(cid, owner=ME)]
+    marker = tmp_path / "marker"
+    url = store.url.render_as_string(hide_password=False)
+    repo = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, url, cid, ME, phase, str(marker)], cwd=repo,
+                             env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert child.poll() is None and time.monotonic() < deadline, "the forget never reached the kill point"
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(30)
+    after = Store(db_url)
+    assert after.integrity_check() == "ok"
+    now = [(s.turn.text, s.reply) for s in after.turns(cid, owner=ME)]
+    artifact = after.get_artifact(cid, memory_key("rag"), owner=ME)
+    if phase == "in_transaction":  # nothing of it: the turns, the memory and the audit as before
+        assert now == before and CODE.encode() in artifact and after.forget_epoch(cid) == 0
+    else:  # all of it, even if the file was not scrubbed yet
+        assert [t for t, _ in now] == [TELL[0], "Noted.", FORGOTTEN, FORGOTTEN, TELL[2], FORGOTTEN]
+        assert artifact is None and after.forget_epoch(cid) == 1 and grep(after.db, CODE) == []

@@ -81,7 +81,7 @@ def _blob_holds(data: bytes, needle: str, depth: int = 0) -> bool:
 
 
 def artifact_holds(blob: bytes, needle: str) -> bool:
-    from core.conversation import unpack_memory
+    from core.memory_artifact import unpack_memory
 
     needle = needle.lower()
     try:
