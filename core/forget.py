@@ -195,6 +195,17 @@ def matching_turns(store, cid: str, phrase: str, *, owner: str) -> list[TurnMatc
             if s.turn.role == USER and s.turn.text != FORGOTTEN and needle in s.turn.text.lower()]
 
 
+def user_turn_of_round(store, cid: str, round_index: int | None, *, owner: str) -> int | None:
+    """The index of the user turn of round `round_index` (0-based, as the DSM's history counts
+    rounds), or None when there is none (an imported fact) or it is forgotten already."""
+    if round_index is None or round_index < 0:
+        return None
+    users = [s for s in store.turns(cid, owner=owner) if s.turn.role == USER]
+    if round_index >= len(users) or users[round_index].turn.text == FORGOTTEN:
+        return None
+    return users[round_index].index
+
+
 # -- the redaction, computed before anything is written ------------------------------------------------
 @dataclass(frozen=True)
 class _Plan:
