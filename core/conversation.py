@@ -190,13 +190,13 @@ class ConversationService:
         key = self.instance_key(cid, method_name)
         method = self.instances.get(key)
         epoch = self.store.forget_epoch(cid)
-        if method is None or not self.is_current(method) or self.instances.get(f"{key}#forget", 0) != epoch:
+        if method is None or not self.is_current(method) or method.forget_epoch != epoch:
             method = self.make_method(method_name)
             saved = load_memory(self.store, cid, method_name, owner=self.owner)
             if saved is not None:
                 method.load_state(saved.state, saved.observed)
+            method.forget_epoch = epoch
             self.instances[key] = method
-            self.instances[f"{key}#forget"] = epoch
         return method
 
     def forget(self, cid: str, user_indices: list[int], phrase: str = "") -> ForgetReport:

@@ -279,9 +279,7 @@ def rebuild_memories(service: ForgetHost, cid: str, turns: list[Turn]) -> tuple[
         artifacts[memory_key(name)] = None if state is None else pack_memory(method.observed, state)
         how[name] = f"rebuilt from the {len(turns)} remaining turns"
     for key in [k for k in service.instances if isinstance(k, str) and k.startswith(f"method:{cid}:")]:
-        name = key.split(":", 2)[2]
-        if "#" not in name:  # (the "#forget" keys are the instances' epochs)
-            how.setdefault(name, "dropped: rebuilt from the remaining turns by its next reply")
+        how.setdefault(key.split(":", 2)[2], "dropped: rebuilt from the remaining turns by its next reply")
         del service.instances[key]
     return artifacts, how
 
