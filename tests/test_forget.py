@@ -328,3 +328,36 @@ def test_a_forget_killed_leaves_the_old_state_or_the_new_never_half(phase, db_ur
     else:  # all of it, even if the file was not scrubbed yet
         assert [t for t, _ in now] == [TELL[0], "Noted.", FORGOTTEN, FORGOTTEN, TELL[2], FORGOTTEN]
         assert artifact is None and after.forget_epoch(cid) == 1 and grep(after.db, CODE) == []
+
+
+def test_on_postgresql_the_table_files_keep_no_copy_after_the_forget(postgres_server, tmp_path):
+    """The rows are updated, then VACUUM FULL rewrites the touched tables: after a CHECKPOINT (pages
+    flushed to the files) no file of the database under base/ holds the value (the server's WAL
+    segments may, until recycled: docs/forget.md)."""
+    url = postgres_server.create_database(f"forget_{int(time.time() * 1000) % 10**9}")
+    store = Store(url)
+    service = make_service(store, ScriptedLLM(rule), tmp_path)
+    cid = None
+    for message in TELL:
+        cid, _ = say(service, cid, "dsm", message)
+    oid = store.db.read(lambda c: c.exec_driver_sql("SELECT oid FROM pg_database WHERE datname = current_database()").scalar())
+    folder = postgres_server.data / "base" / str(oid)
+
+    def files_hold() -> bool:
+        with store.db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("CHECKPOINT")
+        return any(f.is_file() and CODE.encode() in f.read_bytes() for f in folder.iterdir())
+
+    assert files_hold()  # the check can see it
+    report = service.forget(cid, [2], phrase=CODE)
+    assert any(step.startswith("vacuum full turns") for step in report.file)
+    assert grep(store.db, CODE) == [] and not files_hold()
+
+
+def test_forget_check_counts_raw_hits_and_those_inside_float_digits(tmp_path):
+    from core.tools.forget_check import raw_hits
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b'{"s": 0.34471, "t": 12.004471} my code 4471. \x00\x01')
+    assert raw_hits(path, "4471") == {"hits": 3, "in_floats": 2}
+    assert raw_hits(tmp_path / "missing", "4471") == {"hits": 0, "in_floats": 0}
