@@ -34,10 +34,11 @@ def raw_hits(path: Path, value: str) -> dict:
     needle = value.lower().encode("utf-8")
     hits = [m.start() for m in re.finditer(re.escape(needle), data)]
     floats = 0
-    for at in hits:
-        window = data[max(0, at - 24): at + len(needle) + 24]
-        literal = re.search(rb"\d+\.\d*" + re.escape(needle) + rb"\d*|\d*\.\d*" + re.escape(needle), window)
-        floats += literal is not None
+    for at in hits:  # the run of digits and points around the hit: a float literal when it has a point and digits
+        before = re.search(rb"[\d.]*$", data[max(0, at - 32):at]).group(0)
+        after = re.match(rb"[\d.]*", data[at + len(needle):at + len(needle) + 32]).group(0)
+        literal = (before + needle + after).strip(b".")
+        floats += needle.isdigit() and re.fullmatch(rb"\d+\.\d+", literal) is not None
     return {"hits": len(hits), "in_floats": floats}
 
 
