@@ -441,7 +441,8 @@ def _run_chat(args) -> int:
 
 
 def _interactive(session) -> int:
-    print(f"{session.method_name} on {session.tools.llm.name}. /new starts a fresh conversation, /quit (or Ctrl-D) ends.")
+    print(f"{session.method_name} on {session.tools.llm.name}. /new starts a fresh conversation, /forget TEXT forgets "
+          "what you said holding TEXT, /quit (or Ctrl-D) ends.")
     while True:
         try:
             text = input("you> ").strip()
@@ -453,6 +454,11 @@ def _interactive(session) -> int:
         if text == "/new":
             session.new_dialogue()
             print("(new conversation)")
+            continue
+        if text.startswith("/forget ") and text[8:].strip():
+            forgot = session.forget(text[8:].strip())["forgot"]
+            print(f"(forgot {len(forgot['user_turns'])} message(s) of yours and {len(forgot['redacted']) - len(forgot['user_turns'])}"
+                  f" repl(ies); memory: {'; '.join(f'{k}: {v}' for k, v in forgot['memories'].items()) or 'none saved'})")
             continue
         if not text:
             continue

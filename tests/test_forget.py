@@ -361,3 +361,15 @@ def test_forget_check_counts_raw_hits_and_those_inside_float_digits(tmp_path):
     path.write_bytes(b'{"s": 0.34471, "t": 12.004471} my code 4471. \x00\x01')
     assert raw_hits(path, "4471") == {"hits": 3, "in_floats": 2}
     assert raw_hits(tmp_path / "missing", "4471") == {"hits": 0, "in_floats": 0}
+
+
+def test_interactive_chat_forgets_with_a_slash_command(tmp_path, monkeypatch, capsys):
+    from core.cli import _interactive
+
+    session = ChatSession("rag", Toolkit(llm=ScriptedLLM(rule), embedder=HashingEmbedder(64)), store=Store(tmp_path / "i.db"))
+    typed = iter([TELL[1], f"/forget {CODE}", "/quit"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(typed))
+    assert _interactive(session) == 0
+    out = capsys.readouterr().out
+    assert "(forgot 1 message(s) of yours and 1 repl(ies); memory: rag: dropped" in out
+    assert [t.turn.text for t in session.store.turns(session.conversation_id, owner=session.OWNER)] == [FORGOTTEN] * 2
