@@ -189,7 +189,7 @@ class ConversationService:
         built before the conversation's latest forget (in any process: its epoch) is built again."""
         key = self.instance_key(cid, method_name)
         method = self.instances.get(key)
-        epoch = self.store.forget_epoch(cid)
+        epoch = self.store.forget_epoch(cid, owner=self.owner)
         if method is None or not self.is_current(method) or method.forget_epoch != epoch:
             method = self.make_method(method_name)
             saved = load_memory(self.store, cid, method_name, owner=self.owner)
@@ -321,7 +321,7 @@ class ReplyRound:
         comes at least every `tick_s` seconds while it is quiet."""
         service, pending = self.service, self.pending
         self._ended = round_begins(str(service.store.db.url), pending.conversation_id)
-        epoch = service.store.forget_epoch(pending.conversation_id)
+        epoch = service.store.forget_epoch(pending.conversation_id, owner=service.owner)
         method = service.method(pending.conversation_id, pending.method_name)
         pending.model = getattr(method.tools.llm, "name", "")
         dialogue = service.store.dialogue(pending.conversation_id, owner=service.owner)
@@ -369,7 +369,7 @@ class ReplyRound:
         for turn in turns:  # the reply is on screen first; maintenance runs while it is read
             method.observe(turn)
         saved = False
-        if service.store.forget_epoch(pending.conversation_id) == epoch:
+        if service.store.forget_epoch(pending.conversation_id, owner=service.owner) == epoch:
             saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
         else:  # another process forgot part of this conversation meanwhile: this memory may hold it
             method.wait()

@@ -293,11 +293,16 @@ class Store:
 
         return self.db.write(run)
 
-    def forget_epoch(self, cid: str) -> int:
+    def forget_epoch(self, cid: str, *, owner: str) -> int:
         """The number of the conversation's latest forget (0: none): a method instance built before
-        it holds forgotten text and is rebuilt (core.conversation). No owner: it reads no user data."""
+        it holds forgotten text and is rebuilt (core.conversation)."""
         query = select(func.coalesce(func.max(F.c.seq), 0)).where(F.c.conversation == cid)
-        return int(self.db.read(lambda c: c.execute(query).scalar()))
+
+        def run(c: Connection) -> int:
+            self._check(c, cid, owner, write=False)
+            return int(c.execute(query).scalar())
+
+        return self.db.read(run)
 
     # -- the owner's settings (never secrets: callers strip keys before saving) ----------------
     def get_settings(self, *, owner: str) -> dict:

@@ -128,7 +128,7 @@ def test_the_audit_entry_says_who_when_and_which_turns_never_what(tmp_path):
     owner, conversation, turns, memories, created = rows[0]
     assert (owner, conversation, json.loads(turns)) == (ME, cid, [2]) and created >= before
     assert CODE not in memories and "door" not in memories and "rag" in json.loads(memories)
-    assert store.forget_epoch(cid) == 1
+    assert store.forget_epoch(cid, owner=ME) == 1
 
 
 def test_owners_are_kept_apart_and_only_user_turns_are_forgotten(tmp_path):
@@ -146,7 +146,7 @@ def test_owners_are_kept_apart_and_only_user_turns_are_forgotten(tmp_path):
         mine.forget(cid, [3])  # a reply, not a user turn
     with pytest.raises(KeyError):
         mine.forget(cid, [40])
-    assert store.turns(cid, owner=ME)[2].turn.text == TELL[1] and store.forget_epoch(cid) == 0
+    assert store.turns(cid, owner=ME)[2].turn.text == TELL[1] and store.forget_epoch(cid, owner=ME) == 0
 
 
 def test_terms_are_numbers_and_content_words_and_matching_is_case_insensitive(tmp_path):
@@ -324,10 +324,10 @@ def test_a_forget_killed_leaves_the_old_state_or_the_new_never_half(phase, db_ur
     now = [(s.turn.text, s.reply) for s in after.turns(cid, owner=ME)]
     artifact = after.get_artifact(cid, memory_key("rag"), owner=ME)
     if phase == "in_transaction":  # nothing of it: the turns, the memory and the audit as before
-        assert now == before and CODE.encode() in artifact and after.forget_epoch(cid) == 0
+        assert now == before and CODE.encode() in artifact and after.forget_epoch(cid, owner=ME) == 0
     else:  # all of it, even if the file was not scrubbed yet
         assert [t for t, _ in now] == [TELL[0], "Noted.", FORGOTTEN, FORGOTTEN, TELL[2], FORGOTTEN]
-        assert artifact is None and after.forget_epoch(cid) == 1 and grep(after.db, CODE) == []
+        assert artifact is None and after.forget_epoch(cid, owner=ME) == 1 and grep(after.db, CODE) == []
 
 
 def test_on_postgresql_the_table_files_keep_no_copy_after_the_forget(postgres_server, tmp_path):
