@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 
@@ -45,7 +44,7 @@ def raw_hits(path: Path, value: str) -> dict:
 def main(args) -> int:
     from core.db.engine import Database
     from core.db.grep import grep
-    from core.paths import REPO_ROOT
+    from core.eval import code_version
 
     steps = [json.loads(line) for line in Path(args.script).read_text(encoding="utf-8").splitlines() if line.strip()]
     values = [s["forget"] for s in steps if "forget" in s]
@@ -73,9 +72,8 @@ def main(args) -> int:
             "replies": [{"user": r["user"], "reply": r["reply"], **({"correct": r["correct"]} if "correct" in r else {})}
                         for r in replies],
         }
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True).stdout.strip()
     summary = {"command": f"python -m core forget-check --script {args.script} --runs RUNS --db '{args.db}' "
-                          f"--methods {args.methods}", "code_version": commit, "values": values, "methods": methods}
+                          f"--methods {args.methods}", "code_version": code_version(), "values": values, "methods": methods}
     text = json.dumps(summary, indent=1, ensure_ascii=False)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
