@@ -47,7 +47,7 @@ from core.db.schema import vote_history, votes
 from core.dialogue import ASSISTANT, USER, Reply, Turn
 from core.memory_artifact import memory_key, pack_memory
 from core.methods import METHODS
-from core.store import Store, StoredTurn
+from core.store import Store, StoredTurn, stored_json
 
 FORGOTTEN = "(forgotten)"
 MIN_TERM_CHARS = 4  # a content word this long or longer (or any token with a digit) is a forgotten term
@@ -305,7 +305,7 @@ def forget_turns(service: ForgetHost, cid: str, user_indices: list[int], phrase:
                 raise ConversationChanged("turns were added during the forget: nothing was changed, try again")
             for s in plan.changed.values():
                 c.execute(update(T).where(T.c.conversation_id == cid, T.c.idx == s.index).values(
-                    text=s.turn.text, reply=json.dumps(s.reply.to_dict()) if s.reply else None,
+                    text=s.turn.text, reply=stored_json(s.reply.to_dict()) if s.reply else None,
                     checks=json.dumps(s.checks) if s.checks else None))
             title = c.execute(select(C.c.title).where(C.c.id == cid)).scalar()
             if _holds(plan.pattern, title) or any(t.startswith(title) for t in plan.texts if title):

@@ -75,6 +75,28 @@ class StoredTurn:
     checks: dict = field(default_factory=dict)  # what the app judged about it, e.g. {"nli": {...}}
 
 
+STORED_DIGITS = 3  # significant digits of a float in a stored reply's JSON
+
+
+def _short_floats(value):
+    if isinstance(value, float):
+        return float(f"{value:.{STORED_DIGITS}g}")
+    if isinstance(value, dict):
+        return {k: _short_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_short_floats(v) for v in value]
+    return value
+
+
+def stored_json(value) -> str:
+    """JSON for a stored reply, its floats (timings, evidence scores, trace values) kept to
+    STORED_DIGITS significant digits: enough for the pages that show them, and no run of four
+    digits a forgotten number (a door code) could match by chance in the file's bytes
+    (0.39628154471761656 held "4471"; 0.396 cannot hold a code that does not start with 0).
+    A turn's checks keep their NLI probabilities exact (read back as the judgement itself)."""
+    return json.dumps(_short_floats(value))
+
+
 def check_owner(owner: str) -> str:
     if not isinstance(owner, str) or not owner.strip() or len(owner) > MAX_OWNER_CHARS:
         raise ValueError(f"an owner id is a non-empty string of at most {MAX_OWNER_CHARS} characters, not {owner!r}")
@@ -216,7 +238,7 @@ class Store:
             now = time.time()
             rows = [dict(conversation_id=cid, idx=start + k, role=turn.role, text=turn.text,
                          turn_id=turn.turn_id or f"S{turn.session}:{start + k}", session=turn.session, speaker=turn.speaker,
-                         date=turn.date, reply=json.dumps(reply.to_dict()) if reply else None, created_at=now,
+                         date=turn.date, reply=stored_json(reply.to_dict()) if reply else None, created_at=now,
                          write_key=f"{key}:{k}") for k, (turn, reply) in enumerate(turns)]
             c.execute(insert(T), rows)
             c.execute(update(C).where(C.c.id == cid).values(updated_at=now))

@@ -373,3 +373,20 @@ def test_interactive_chat_forgets_with_a_slash_command(tmp_path, monkeypatch, ca
     out = capsys.readouterr().out
     assert "(forgot 1 message(s) of yours and 1 repl(ies); memory: rag: dropped" in out
     assert [t.turn.text for t in session.store.turns(session.conversation_id, owner=session.OWNER)] == [FORGOTTEN] * 2
+
+
+def test_a_stored_replys_floats_keep_three_significant_digits_so_no_code_hides_in_them(tmp_path):
+    from core.dialogue import Evidence, Reply, Trace, TraceNode, Turn
+    from core.store import stored_json
+
+    assert json.loads(stored_json({"a": [0.39628154471761656, 1.5, 12.004471, 3], "b": "0.4471"})) == \
+        {"a": [0.396, 1.5, 12.0, 3], "b": "0.4471"}
+    store = Store(tmp_path / "db.sqlite3")
+    cid = store.create_conversation("t", owner=ME)
+    reply = Reply("Hi.", "sgmem-h", "m", evidence=(Evidence("x", 0.39628154471761656, "S0:0"),),
+                  trace=Trace("steps", nodes=(TraceNode("s1", "seed", value=0.39628154471761656),)), timings={"generate": 2.04471})
+    store.add_turns(cid, [(Turn("user", "Hello"), None), (Turn("assistant", "Hi."), reply)], owner=ME)
+    store.db.scrub(["turns"])
+    assert not raw_holds(store, "4471")
+    stored = store.turns(cid, owner=ME)[1]
+    assert stored.reply.evidence[0].score == 0.396 and stored.reply.timings == {"generate": 2.04}
