@@ -7,7 +7,7 @@ records). The store is searched with `store grep` (decoded) and byte by byte (th
 its WAL); a raw hit inside a float literal's digits (a timing, a score) is counted apart.
 
     .venv/bin/python -m core forget-check --script benchmarks/forget_dev.jsonl --runs DIR \\
-        --db '/tmp/f-{method}.db' --methods rag,dsm --out results/forget/summary.json
+        --db '/tmp/f-{method}.db' --methods rag,dsm --out results/forget/forget-dev.json
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ def main(args) -> int:
             "replies": [{"user": r["user"], "reply": r["reply"], **({"correct": r["correct"]} if "correct" in r else {})}
                         for r in replies],
         }
-    summary = {"command": f"python -m core forget-check --script {args.script} --runs RUNS --db '{args.db}' "
-                          f"--methods {args.methods}", "code_version": code_version(), "values": values, "methods": methods}
+    summary = {"command": f"python -m core forget-check --script {args.script} --runs RUNS --db 'DB/f-{{method}}.db' "
+                          f"--methods {args.methods}",  # no machine's paths in a results file
+               "code_version": code_version(), "values": values, "methods": methods}
     text = json.dumps(summary, indent=1, ensure_ascii=False)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
