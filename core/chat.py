@@ -1,10 +1,12 @@
 """Headless chat for scripted studies, behind `python -m core chat --method M [--script FILE]`.
 
 A script is JSONL: `{"user": "..."}` per user turn; `{"new_dialogue": true}` starts a fresh
-conversation (new memory). A turn may carry `"expect": ["Lisbon", ...]`: the reply counts as
-correct when it contains one of them (case-insensitive). A question about something the script never
-told carries `"never_told": true` instead (the right reply declines; `bench replies` counts the
-replies that do). Each reply becomes one JSON record with
+conversation (new memory); `{"forget": "TEXT"}` forgets every earlier user turn of the current
+conversation holding TEXT and the replies that repeated it (core/forget.py, as the Chat page does).
+A turn may carry `"expect": ["Lisbon", ...]`: the reply counts as correct when it contains one of
+them (case-insensitive). A question about something the script never told carries `"never_told":
+true` instead (the right reply declines; `bench replies` counts the replies that do). Each reply
+becomes one JSON record with
 the method's evidence, so a study's transcript can be read back and scored.
 """
 
@@ -36,6 +38,7 @@ class ScriptStep:
     new_dialogue: bool = False
     expect: tuple[str, ...] = ()  # any of these in the reply makes it correct
     never_told: bool = False  # a question about a fact the dialogue never gave: the reply should decline
+    forget: str = ""  # a forget step: the words whose turns are forgotten
 
 
 def read_script(path: str | Path) -> list[ScriptStep]:
@@ -52,6 +55,10 @@ def read_script(path: str | Path) -> list[ScriptStep]:
             raise ScriptError(f"{path}:{number}: expected an object like {{\"user\": \"...\"}}")
         if record.get("new_dialogue"):
             steps.append(ScriptStep(new_dialogue=True))
+        elif "forget" in record:
+            if not isinstance(record["forget"], str) or not record["forget"].strip():
+                raise ScriptError(f"{path}:{number}: \"forget\" must be a non-empty string")
+            steps.append(ScriptStep(forget=record["forget"]))
         elif isinstance(record.get("user"), str) and record["user"].strip():
             expect = record.get("expect", [])
             expect = [expect] if isinstance(expect, str) else expect
@@ -62,7 +69,7 @@ def read_script(path: str | Path) -> list[ScriptStep]:
                 raise ScriptError(f"{path}:{number}: \"never_told\" must be true or false, and not beside \"expect\"")
             steps.append(ScriptStep(user=record["user"], expect=tuple(expect), never_told=never_told))
         else:
-            raise ScriptError(f"{path}:{number}: needs a non-empty \"user\" string or \"new_dialogue\": true")
+            raise ScriptError(f"{path}:{number}: needs a non-empty \"user\" string, \"forget\" or \"new_dialogue\": true")
     return steps
 
 
@@ -147,6 +154,17 @@ class ChatSession:
         self.turn_index += 1
         return record
 
+    def forget(self, text: str) -> dict:
+        """Forget the current conversation's user turns holding `text` (and what came from them);
+        the record says what was forgotten, never the text."""
+        matches = self.service.matching_turns(self.conversation_id, text)
+        report = self.service.forget(self.conversation_id, [m.index for m in matches], phrase=text)
+        self.method = self.service.method(self.conversation_id, self.method_name)
+        return {"dialogue": self.dialogue_index, "turn": self.turn_index, "method": self.method_name,
+                "forgot": {"user_turns": list(report.user_turns), "redacted": list(report.redacted),
+                           "cleaned": list(report.cleaned), "rounds": list(report.rounds), "memories": report.memories,
+                           "file": list(report.file), "seconds": round(report.seconds, 3)}}
+
     def replay(self, text: str, reply: str) -> None:
         """Take a recorded exchange into the conversation and its memory without answering."""
         self.service.add_exchange(self.conversation_id, self.method_name, text,
@@ -200,9 +218,9 @@ def scored(record: dict, step: ScriptStep) -> dict:
 
 
 def run_script(session: ChatSession, steps: list[ScriptStep]) -> Iterator[dict]:
-    """The record of every user turn of the script, in order."""
+    """The record of every user turn (and forget step) of the script, in order."""
     for step in user_steps(session, steps):
-        yield scored(session.send(step.user), step)
+        yield session.forget(step.forget) if step.forget else scored(session.send(step.user), step)
 
 
 def summarise(records: list[dict]) -> dict:
@@ -212,6 +230,8 @@ def summarise(records: list[dict]) -> dict:
     import numpy as np
 
     from core.llm import cost as llm_cost
+
+    records = [r for r in records if "reply" in r]  # a forget step's record is no reply
 
     seconds = np.array([r["seconds"] for r in records], dtype=float)
     later = seconds[1:]

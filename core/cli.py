@@ -390,8 +390,11 @@ def _add_chat(sub) -> None:
 
     p = sub.add_parser("chat", help="chat headlessly with a method: interactive, or a JSONL script of user turns")
     p.add_argument("--method", default="base", choices=list(METHODS))
-    p.add_argument("--script", default=None, help='JSONL: {"user": "..."} per turn; {"new_dialogue": true} starts afresh')
+    p.add_argument("--script", default=None, help='JSONL: {"user": "..."} per turn; {"new_dialogue": true} starts afresh; '
+                   '{"forget": "TEXT"} forgets the earlier user turns holding TEXT')
     p.add_argument("--out", default=None, help="JSONL of replies (default: stdout)")
+    p.add_argument("--db", default=None, help="keep the conversations in this store (a file, sqlite:///path or "
+                   "postgresql://...) instead of a temporary one removed at the end")
     p.add_argument("--max-tokens", type=int, default=0, help="bound on each reply's length (default: the method's setting)")
     p.add_argument("--judge", choices=("nli", "none"), default="nli",
                    help="judge each reply's consistency with the NLI model and record it, as the Chat page does (default)")
@@ -414,7 +417,10 @@ def _run_chat(args) -> int:
         return 2
     settings = llm_settings_from_args(args)
     try:
+        from core.store import Store
+
         session = ChatSession(args.method, make_toolkit(settings), max_tokens=args.max_tokens,
+                              store=Store(args.db) if args.db else None,
                               judge=nli_judge() if args.judge == "nli" else None,
                               reply_check=ReplyCheckSettings() if args.reply_check else None)
         if steps is None:
@@ -437,7 +443,8 @@ def _run_chat(args) -> int:
 
 
 def _interactive(session) -> int:
-    print(f"{session.method_name} on {session.tools.llm.name}. /new starts a fresh conversation, /quit (or Ctrl-D) ends.")
+    print(f"{session.method_name} on {session.tools.llm.name}. /new starts a fresh conversation, /forget TEXT forgets "
+          "what you said holding TEXT, /quit (or Ctrl-D) ends.")
     while True:
         try:
             text = input("you> ").strip()
@@ -449,6 +456,11 @@ def _interactive(session) -> int:
         if text == "/new":
             session.new_dialogue()
             print("(new conversation)")
+            continue
+        if text.startswith("/forget ") and text[8:].strip():
+            forgot = session.forget(text[8:].strip())["forgot"]
+            print(f"(forgot {len(forgot['user_turns'])} message(s) of yours and {len(forgot['redacted']) - len(forgot['user_turns'])}"
+                  f" repl(ies); memory: {'; '.join(f'{k}: {v}' for k, v in forgot['memories'].items()) or 'none saved'})")
             continue
         if not text:
             continue
@@ -473,6 +485,12 @@ def _add_votes(sub) -> None:
 
 def _add_db(sub) -> None:
     from core.db.cli import add_parser
+
+    add_parser(sub)
+
+
+def _add_store(sub) -> None:
+    from core.db.grep import add_parser
 
     add_parser(sub)
 
@@ -534,6 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_annotation(sub)
     _add_votes(sub)
     _add_db(sub)
+    _add_store(sub)
     _add_loadtest(sub)
     _add_tools(sub)
     cli_qa.add_commands(sub)

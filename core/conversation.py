@@ -31,9 +31,12 @@ from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 
 from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
+from core.forget import ForgetReport, TurnMatch, forget_turns, matching_turns, round_begins
 from core.limits import clean_message
 from core.llm import LLMError
 from core.llm.fair_queue import QueuePlace, caller
+from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, memory_key, pack_memory,  # noqa: F401 (re-exported)
+                                  unpack_memory)
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
 from core.reply_check import ReplyCheckSettings, check_reply
@@ -41,8 +44,6 @@ from core.reply_stream import CheckedStream
 from core.store import Store
 
 NLI_CONTEXT_TURNS = 100  # history a reply is judged against (the NLI window keeps only its latest chunks)
-MAGIC = b"WBMEMORY"  # never the first 8 bytes of an old artifact: that would be a count of ~6e18 turns
-ARTIFACT_VERSION = 1
 TITLE_CHARS = 48
 JOIN_S = 30.0  # how long a stopped round waits for its reply's worker (cancelled, it ends in moments)
 
@@ -50,34 +51,7 @@ MethodFactory = Callable[[str], Method]  # method name -> a new instance (toolki
 ReplyJudge = Callable[[list[Turn], str], "dict | None"]  # (turns before the reply, reply text) -> checks to store
 
 
-# -- the memory artifact -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SavedMemory:
-    observed: int  # turns the memory covers
-    state: bytes  # what the method's save_state() wrote
-    version: int = ARTIFACT_VERSION  # 0: written before the format had a version
-
-
-def memory_key(method_name: str) -> str:
-    """The artifact kind a method's memory is stored under, one per method in a conversation."""
-    return f"method:{method_name}"
-
-
-def pack_memory(observed: int, state: bytes) -> bytes:
-    return MAGIC + bytes([ARTIFACT_VERSION]) + observed.to_bytes(8, "little") + state
-
-
-def unpack_memory(blob: bytes) -> SavedMemory:
-    """Either format; ValueError for an artifact of a newer version than this code reads."""
-    if blob.startswith(MAGIC):
-        version = blob[len(MAGIC)]
-        if version > ARTIFACT_VERSION:
-            raise ValueError(f"memory artifact version {version} is newer than this code reads ({ARTIFACT_VERSION})")
-        head = len(MAGIC) + 1
-        return SavedMemory(int.from_bytes(blob[head:head + 8], "little"), blob[head + 8:], version)
-    return SavedMemory(int.from_bytes(blob[:8], "little"), blob[8:], version=0)
-
-
+# -- the memory artifact (its format: core/memory_artifact.py) ------------------------------------
 def load_memory(store: Store, cid: str, method_name: str, *, owner: str) -> SavedMemory | None:
     blob = store.get_artifact(cid, memory_key(method_name), owner=owner)
     return None if blob is None else unpack_memory(blob)
@@ -231,16 +205,27 @@ class ConversationService:
 
     def method(self, cid: str, method_name: str) -> Method:
         """The cached instance for this conversation and method, restored from its saved memory
-        when it is new (the turns after that are observed by the next round's sync)."""
+        when it is new (the turns after that are observed by the next round's sync). An instance
+        built before the conversation's latest forget (in any process: its epoch) is built again."""
         key = self.instance_key(cid, method_name)
         method = self.instances.get(key)
-        if method is None or not self.is_current(method):
+        epoch = self.store.forget_epoch(cid, owner=self.owner)
+        if method is None or not self.is_current(method) or method.forget_epoch != epoch:
             method = self.make_method(method_name)
             saved = load_memory(self.store, cid, method_name, owner=self.owner)
             if saved is not None:
                 method.load_state(saved.state, saved.observed)
+            method.forget_epoch = epoch
             self.instances[key] = method
         return method
+
+    def forget(self, cid: str, user_indices: list[int], phrase: str = "") -> ForgetReport:
+        """Forget the owner's user turns `user_indices` of `cid` and what came from them (core/forget.py)."""
+        return forget_turns(self, cid, user_indices, phrase)
+
+    def matching_turns(self, cid: str, phrase: str) -> list[TurnMatch]:
+        """The owner's user turns of `cid` holding `phrase`, to list before forgetting them."""
+        return matching_turns(self.store, cid, phrase, owner=self.owner)
 
     def start(self, cid: str | None, method_name: str, message: str, *, title: str | None = None) -> "ReplyRound":
         """A round for `message` (checked and trimmed; InvalidMessage when empty or too long) in
@@ -313,6 +298,7 @@ class ReplyRound:
         self._worker: threading.Thread | None = None
         self._check: CheckedStream | None = None  # the reply check on the streamed text, once events() runs
         self._check_s = 0.0  # seconds spent in it
+        self._ended: Callable[[], None] = lambda: None  # tells a waiting forget this round is over
 
     @property
     def conversation_id(self) -> str:
@@ -344,6 +330,7 @@ class ReplyRound:
         self.cancel.set()
         if self._worker is not None:
             self._worker.join(JOIN_S)
+        self._ended()
         while True:
             try:
                 item = self._items.get_nowait()
@@ -368,6 +355,8 @@ class ReplyRound:
         """The round's events; the method's work runs in a worker thread, so a `Working` event
         comes at least every `tick_s` seconds while it is quiet."""
         service, pending = self.service, self.pending
+        self._ended = round_begins(str(service.store.db.url), pending.conversation_id)
+        epoch = service.store.forget_epoch(pending.conversation_id, owner=service.owner)
         method = service.method(pending.conversation_id, pending.method_name)
         pending.model = getattr(method.tools.llm, "name", "")
         dialogue = service.store.dialogue(pending.conversation_id, owner=service.owner)
@@ -427,7 +416,13 @@ class ReplyRound:
         with caller(service.owner):  # no yield inside: the context variable is set and reset in this step
             for turn in turns:  # the reply is on screen first; maintenance runs while it is read
                 method.observe(turn)
-            saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
+            saved = False
+            if service.store.forget_epoch(pending.conversation_id, owner=service.owner) == epoch:
+                saved = save_method_memory(service.store, pending.conversation_id, method, owner=service.owner)
+            else:  # another process forgot part of this conversation meanwhile: this memory may hold it
+                method.wait()
+                service.instances.pop(service.instance_key(pending.conversation_id, pending.method_name), None)
+        self._ended()
         yield MemorySaved(pending.conversation_id, pending.method_name, method.observed, saved)
 
     def _store(self, dialogue, reply: Reply, streamed: bool, seconds: float) -> tuple[ReplyStored, tuple[Turn, Turn]]:

@@ -27,6 +27,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from sqlalchemy import Connection, Text, delete, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -36,11 +37,13 @@ from core.db import Database
 from core.db.migrate import ensure_schema
 from core.db.schema import artifacts as A
 from core.db.schema import conversations as C
+from core.db.schema import forget_audit as F
 from core.db.schema import owner_settings as S
 from core.db.schema import turns as T
 from core.dialogue import Dialogue, Reply, Turn
 from core.limits import check_message_length
 
+R = TypeVar("R")
 SHARED_OWNER = "shared/demo"  # rows that predate owners; everyone may read them, nobody may change them
 MAX_OWNER_CHARS = 200
 
@@ -70,6 +73,28 @@ class StoredTurn:
     turn: Turn
     reply: Reply | None  # set for assistant turns produced by a method
     checks: dict = field(default_factory=dict)  # what the app judged about it, e.g. {"nli": {...}}
+
+
+STORED_DIGITS = 3  # significant digits of a float in a stored reply's JSON
+
+
+def _short_floats(value):
+    if isinstance(value, float):
+        return float(f"{value:.{STORED_DIGITS}g}")
+    if isinstance(value, dict):
+        return {k: _short_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_short_floats(v) for v in value]
+    return value
+
+
+def stored_json(value) -> str:
+    """JSON for a stored reply, its floats (timings, evidence scores, trace values) kept to
+    STORED_DIGITS significant digits: enough for the pages that show them, and no run of four
+    digits a forgotten number (a door code) could match by chance in the file's bytes
+    (0.39628154471761656 held "4471"; 0.396 cannot hold a code that does not start with 0).
+    A turn's checks keep their NLI probabilities exact (read back as the judgement itself)."""
+    return json.dumps(_short_floats(value))
 
 
 def check_owner(owner: str) -> str:
@@ -213,7 +238,7 @@ class Store:
             now = time.time()
             rows = [dict(conversation_id=cid, idx=start + k, role=turn.role, text=turn.text,
                          turn_id=turn.turn_id or f"S{turn.session}:{start + k}", session=turn.session, speaker=turn.speaker,
-                         date=turn.date, reply=json.dumps(reply.to_dict()) if reply else None, created_at=now,
+                         date=turn.date, reply=stored_json(reply.to_dict()) if reply else None, created_at=now,
                          write_key=f"{key}:{k}") for k, (turn, reply) in enumerate(turns)]
             c.execute(insert(T), rows)
             c.execute(update(C).where(C.c.id == cid).values(updated_at=now))
@@ -272,6 +297,34 @@ class Store:
 
         data = self.db.read(run)
         return bytes(data) if data is not None else None
+
+    def artifact_kinds(self, cid: str, *, owner: str) -> list[str]:
+        def run(c: Connection):
+            self._check(c, cid, owner, write=False)
+            return c.execute(select(A.c.kind).where(A.c.conversation_id == cid).order_by(A.c.kind)).scalars().all()
+
+        return list(self.db.read(run))
+
+    # -- forgetting (core/forget.py) ----------------------------------------------------------
+    def write_owned(self, cid: str, fn: Callable[[Connection], R], *, owner: str) -> R:
+        """`fn(conn)` in one write transaction, after checking that `owner` may change `cid`
+        (KeyError, ReadOnlyConversation otherwise): an operation over several tables, all or nothing."""
+        def run(c: Connection) -> R:
+            self._check(c, cid, owner, write=True)
+            return fn(c)
+
+        return self.db.write(run)
+
+    def forget_epoch(self, cid: str, *, owner: str) -> int:
+        """The number of the conversation's latest forget (0: none): a method instance built before
+        it holds forgotten text and is rebuilt (core.conversation)."""
+        query = select(func.coalesce(func.max(F.c.seq), 0)).where(F.c.conversation == cid)
+
+        def run(c: Connection) -> int:
+            self._check(c, cid, owner, write=False)
+            return int(c.execute(query).scalar())
+
+        return self.db.read(run)
 
     # -- the owner's settings (never secrets: callers strip keys before saving) ----------------
     def get_settings(self, *, owner: str) -> dict:

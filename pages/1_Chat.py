@@ -10,7 +10,7 @@ from core.limits import InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, method_class
 from core.paths import MissingResource
-from ui import chat_box, consistency, conversations, icons, owner, replies, resources, safe, screens, state, streaming, warmup
+from ui import chat_box, consistency, conversations, forget, icons, owner, replies, resources, safe, screens, state, streaming, warmup
 
 st.set_page_config(page_title="Chat", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
@@ -63,12 +63,14 @@ earlier = [s for s in stored if start <= s.index < judge_from]
 if consistency.unjudged(cid, earlier, start) and st.button("Check the consistency of the replies shown", key=f"judge:{cid}:{start}"):
     judge_from = start
 checks = consistency.judge_turns(cid, stored, show_from=start, judge_from=judge_from, store=store, owner=me)
+forget.panel(service, cid, read_only)  # "forget everything I said about ...": matches listed first
 for s in stored[start - context_from:]:
     with st.chat_message(s.turn.role):
         st.markdown(safe.literal(s.turn.text))  # user and model text as text: no HTML, images or links
         if s.reply is not None:
             replies.render_details(s.reply, key=f"{cid}:{s.index}")
         consistency.render(checks.get(s.index))
+        forget.message_action(service, cid, s, read_only)
 
 query = chat_box.message_box(disabled=read_only, notice_key=NOTICE)  # a longer paste is cut at the limit, with a notice
 if query is not None:

@@ -9,7 +9,7 @@ from core.methods import METHODS, method_class
 from core.methods.dsmart import findings, rdf_import, recall
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.dsm_method import memory_from_state, pack_state, split_state
-from ui import conversations, graphs, icons, owner, resources, safe, state, warmup
+from ui import conversations, forget, graphs, icons, owner, resources, safe, state, warmup
 
 GRAPH_METHODS = [name for name in METHODS if method_class(name).keeps_memory_graph]  # dsm, dsmart
 
@@ -127,6 +127,10 @@ with tab_triples:
                "the model. What only the assistant said is marked as its own, never as yours.")
     st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search, said=recall.said_by_fact(memory, graph),
                                       said_by=memory.speakers()), hide_index=True, width="stretch")
+    if not read_only:  # the fact's source message leaves the conversation, every memory and the file
+        facts = memory.facts()
+        labels = [" — ".join(row) for row in graphs.facts_frame(memory.graph, facts).itertuples(index=False)]
+        forget.fact_action(conversations.service(store, me), cid, [memory.asserted_by(t) for t in facts], labels)
 
 with tab_export:
     c1, c2, c3 = st.columns(3)

@@ -65,7 +65,7 @@ def test_wal_mode_and_schema_version(tmp_path):
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     from core.db.migrate import head
 
-    assert db.execute("SELECT version_num FROM alembic_version").fetchone()[0] == head() == "0004"
+    assert db.execute("SELECT version_num FROM alembic_version").fetchone()[0] == head() == "0005"
 
 
 def test_conversation_survives_a_fresh_process(db_url):

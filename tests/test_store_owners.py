@@ -69,6 +69,9 @@ BOB_CALLS = {
     "delete_conversation": lambda s, c: s.delete_conversation(c, owner=BOB),
     "copy_conversation": lambda s, c: s.copy_conversation(c, owner=BOB),
     "put_checks": lambda s, c: s.put_checks(c, {1: {"nli": {"forged": True}}}, owner=BOB),
+    "artifact_kinds": lambda s, c: s.artifact_kinds(c, owner=BOB),
+    "forget_epoch": lambda s, c: s.forget_epoch(c, owner=BOB),
+    "write_owned": lambda s, c: s.write_owned(c, lambda conn: conn.exec_driver_sql("DELETE FROM turns"), owner=BOB),
 }
 
 

@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
@@ -81,6 +81,9 @@ def _sqlite_engine(url: URL) -> Engine:
         # WAL + NORMAL: a commit survives the app process dying (SIGKILL, OOM); only a power cut may
         # lose the last commits. FULL would fsync every commit.
         dbapi.execute("PRAGMA synchronous=NORMAL")
+        # Freed space (an updated or deleted row, a page left after a rewrite) is overwritten with
+        # zeros, so text a person asked to forget (core/forget.py) is not left in the file's free pages.
+        dbapi.execute("PRAGMA secure_delete=ON")
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
@@ -167,6 +170,42 @@ class Database:
                 # slept 2 s past that shows it; a retry against a down server costs one refused connect
                 time.sleep(min(0.25, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
         raise AssertionError("unreachable")
+
+    def scrub(self, tables: Sequence[str], timeout_s: float = 60.0) -> list[str]:
+        """After rows were overwritten (a forget): leave no old copy of them in the files. SQLite
+        (secure_delete is on, so freed space is already zeros in the pages) has the old pages in its
+        WAL until a checkpoint: checkpoint and TRUNCATE the WAL, retried while readers hold it.
+        PostgreSQL keeps an updated row's old version as a dead tuple; plain VACUUM only marks it
+        reusable, VACUUM FULL rewrites each table (and its TOAST table) without it. What was done, in words."""
+        done = []
+        if self.dialect == "sqlite":
+            deadline = time.monotonic() + timeout_s
+            while True:
+                busy, _log, _moved = self._sqlite_outside_transaction("PRAGMA wal_checkpoint(TRUNCATE)")
+                if not busy:
+                    return done + ["wal checkpointed and truncated"]
+                if time.monotonic() >= deadline:
+                    raise DatabaseUnavailable(f"the WAL of {self} stayed in use for {timeout_s:g} s: not truncated")
+                time.sleep(0.1)
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            for table in tables:  # names from core.db.schema, never from a user
+                conn.exec_driver_sql(f"VACUUM (FULL) {table}")
+                done.append(f"vacuum full {table}")
+        return done
+
+    def vacuum(self) -> None:
+        """SQLite: rewrite the whole file, so no free page is left holding old text (a file written
+        before secure_delete was on); the caller truncates the WAL after it (`scrub`)."""
+        self._sqlite_outside_transaction("VACUUM")
+
+    def _sqlite_outside_transaction(self, sql: str) -> tuple:
+        """One statement on a pooled SQLite connection in autocommit (its isolation_level is None:
+        no BEGIN from the engine's listener), as VACUUM and a full checkpoint need."""
+        raw = self.engine.raw_connection()
+        try:
+            return tuple(raw.driver_connection.execute(sql).fetchone() or ())
+        finally:
+            raw.close()
 
     def ping(self, timeout_s: float = 5.0) -> None:
         """Connect once (no retries beyond `timeout_s`): DatabaseUnavailable with the reason otherwise."""

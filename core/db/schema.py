@@ -166,6 +166,18 @@ vote_history = Table(
     sqlite_autoincrement=True,
 )
 
+# One row per forget (core/forget.py): who, when, which turns, how each memory forgot; never the text.
+forget_audit = Table(
+    "forget_audit", metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("owner", Text, nullable=False),
+    Column("conversation", Text, nullable=False),
+    Column("turns", Text, nullable=False),  # JSON list of the redacted turn indices
+    Column("memories", Text, nullable=False, server_default="{}"),  # JSON: method -> "rebuilt" | "dropped" | ...
+    Column("created_at", Float, nullable=False),
+    sqlite_autoincrement=True,
+)
+
 Index("conversations_by_owner", conversations.c.owner, conversations.c.updated_at)
 Index("turns_write_key", turns.c.conversation_id, turns.c.write_key, unique=True)
 Index("annotation_items_order", annotation_items.c.task_id, annotation_items.c.position, unique=True)
@@ -174,7 +186,8 @@ Index("annotation_history_by_item", annotation_label_history.c.task_id, annotati
       annotation_label_history.c.annotator)
 Index("votes_by_owner", votes.c.owner, votes.c.created_at)
 Index("vote_history_by_turn", vote_history.c.owner, vote_history.c.conversation, vote_history.c.turn)
+Index("forget_audit_by_conversation", forget_audit.c.owner, forget_audit.c.conversation, forget_audit.c.seq)
 
 # Tables in an order that respects foreign keys (for `db copy`).
 COPY_ORDER = [conversations, turns, artifacts, owner_settings, annotation_tasks, annotation_items, annotation_labels,
-              annotation_label_history, annotation_adjudications, votes, vote_history]
+              annotation_label_history, annotation_adjudications, votes, vote_history, forget_audit]

@@ -87,6 +87,7 @@ class Method(ABC):
     label: ClassVar[str]  # shown in the UI
     description: ClassVar[str] = ""
     keeps_memory_graph: ClassVar[bool] = False  # its memory is D-SMART's graph (`self.memory`): the Memory graph page draws it
+    forget_epoch: int = 0  # the conversation's latest forget when this memory was built (core.conversation sets it)
 
     def __init__(self, tools: Toolkit, config=None) -> None:
         self.tools = tools

@@ -20,4 +20,5 @@ TOOLS: dict[str, str] = {
     "mcts-scale": "core.tools.mcts_scale",
     "results-index": "core.tools.results_index",
     "dsm-rules": "core.tools.dsm_rules",
+    "forget-check": "core.tools.forget_check",
 }
