@@ -20,7 +20,8 @@ unsupported when
 
 What it cannot see: a claim built from the user's own words put together wrongly ("You and your
 son Kofi are both seven years old") and a claim in a modal ("You might be allergic to pollen").
-Precision and recall on 130 hand-labelled replies are in docs/replies.md.
+Precision and recall on 180 hand-labelled replies (benchmarks/attribution_labels.jsonl) are in
+docs/replies.md.
 """
 
 from __future__ import annotations
