@@ -58,3 +58,13 @@ def test_a_name_the_user_never_wrote_is_unsupported_even_beside_the_questions_wo
     # daughter and name are in the question; Emma, a name, is in no message: 1 new of 3, but a name
     asked = ["We have a daughter who just turned six.", "What's my daughter's name?"]
     assert unsupported_claims("Your daughter's name is Emma.", asked) == ("Your daughter's name is Emma",)
+
+
+@pytest.mark.parametrize("reply", [
+    "Headphones play a sound against the noise you want to cancel.",  # a relative clause
+    "It takes you about six months to learn Python.",  # an object
+    "It depends on your budget and your goals.",
+    "You use lists when you need the order of the items.",  # a condition inside the sentence
+])
+def test_you_that_does_not_open_its_clause_or_sits_in_a_condition_is_not_a_claim(reply):
+    assert claims(reply) == []

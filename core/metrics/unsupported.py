@@ -3,10 +3,11 @@ the user said supports ("You are trying to make ..." to a paragraph about someth
 are Rosa." to the grandson of Rosa).
 
 Cheap and lexical, on the sentences of the reply that make a claim about the user: a
-second-person subject ("you", "you're", "you've", or "your" opening the sentence) in a sentence
-that is not a question, not followed by a modal or a hedge ("you can", "you might", "you
-should", "you seem": advice and impressions), and not after a word that makes it generic or
-conditional ("if you", "when you", "help you", "for you"). Such a claim is unsupported when
+second-person subject ("you", "you're", "you've", "your") opening its clause (nothing or a
+conjunction before it: not "help you", "the noise you hear", "regulate your clock"), in a sentence
+that is not a question or a condition (an "if", "when" or "unless" in it), not followed by a modal or a hedge
+("you can", "you might", "you should", "you seem": advice and impressions). Such a claim is
+unsupported when
 
 - identity: it makes the user someone else: "you are Rosa" / "you, Kofi, ..." where the name is
   one the user wrote and not the user's own ("I'm Lena", "my name is Hana"), or "you are my /
@@ -19,7 +20,8 @@ conditional ("if you", "when you", "help you", "for you"). Such a claim is unsup
 
 What it cannot see: a claim built from the user's own words put together wrongly ("You and your
 son Kofi are both seven years old") and a claim in a modal ("You might be allergic to pollen").
-Precision and recall on 130 hand-labelled replies are in docs/replies.md.
+Precision and recall on 180 hand-labelled replies (benchmarks/attribution_labels.jsonl) are in
+docs/replies.md.
 """
 
 from __future__ import annotations
@@ -39,15 +41,11 @@ SUBJECTS = frozenset({"you", "you're", "you've", "your"})
 HEDGES = frozenset("""
 can could should might may must will would shall need needs ought seem seems sound sounds probably likely
 """.split())
-# before "you": the sentence is about people in general, a condition, or the assistant's offer
-GENERIC_BEFORE = frozenset("""
-if when whenever unless before after once until while where how what whether help helps helping let lets thank
-thanks hope wish for to with assist give gives tell tells show shows allow allows allowing make makes making keep
-keeps get gets than as that which who let's enable enables remind encourage sure
-""".split())
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _OWN_NAME = re.compile(r"\b(?i:I'm|I am|my name is|my name's|call me|this is)\s+([A-Z][\w\-]+)")
 _SEGMENT = re.compile(r"[,;()\u2014]|\s-\s")  # a claim ends at a comma: what follows is another clause
+# what may stand before a subject "you"/"your" in its clause: nothing ("Tomás, you ..." is split at the comma) or a conjunction
+CLAUSE_OPENERS = frozenset({"", "and", "but", "so", "also", "now", "because", "since", "then", "yes", "oh", "well"})
 CONDITIONS = frozenset({"if", "when", "whenever", "unless", "once", "while", "until", "before", "after"})
 # said of an age: "you are 42 years old" after "I'm 42"
 AGE_WORDS = frozenset({"year", "old", "age", "aged"})
@@ -97,18 +95,17 @@ def claims(reply: str) -> list[list[str]]:
             continue
         segments = [_TOKEN.findall(part) for part in _SEGMENT.split(sentence)]
         segments = [seg for seg in segments if seg]
-        if any(seg[0].lower() in CONDITIONS for seg in segments):
-            continue  # "When you fly east, the time you encounter ...": the sentence is about anyone
+        if any(seg[0].lower() in CONDITIONS for seg in segments) or any(
+                t.lower() in ("if", "when", "whenever", "unless") for seg in segments for t in seg):
+            continue  # "When you fly east, ...", "You use lists when ...": the sentence is about anyone
         for n, tokens in enumerate(segments):
             for i, tok in enumerate(tokens):
                 low = tok.lower()
                 if low not in SUBJECTS:
                     continue
                 before = tokens[i - 1].lower() if i else ""
-                if low == "your" and before not in ("", "and", "but", "so", "also", "now"):
-                    continue  # "your" inside the clause is an object: "regulate your body's clock"
-                if before in GENERIC_BEFORE:
-                    continue
+                if before not in CLAUSE_OPENERS or (low == "your" and before == "and"):  # "your budget and your goals"
+                    continue  # an object or a relative clause: "regulate your body's clock", "the noise you hear"
                 rest = tokens[i + 1:] or [t for seg in segments[n + 1: n + 3] for t in seg]  # "You, Kofi, are"
                 body = []
                 for nxt in rest[:CLAIM_WORDS]:
