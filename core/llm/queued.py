@@ -36,8 +36,16 @@ class QueuedLLM(LLM):
     def __init__(self, inner: LLM, scheduler: FairScheduler) -> None:
         super().__init__()
         self.inner, self.scheduler = inner, scheduler
-        self.supports_scoring = inner.supports_scoring
-        self.reports_logprobs = inner.reports_logprobs
+
+    # asked of the backend when needed, not at wrapping: an endpoint finds out by probing the
+    # server (a scoring request), which a chat that never scores must not send
+    @property
+    def supports_scoring(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_scoring
+
+    @property
+    def reports_logprobs(self) -> bool:  # type: ignore[override]
+        return self.inner.reports_logprobs
 
     def __getattr__(self, name: str):  # only for what this class does not define: the backend's extras
         if name in ("inner", "scheduler"):
