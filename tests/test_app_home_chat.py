@@ -116,12 +116,14 @@ def test_a_reply_in_an_existing_conversation_is_drawn_in_one_run(app_env, monkey
 def test_chat_with_rag_shows_evidence(app_env):
     at = AppTest.from_file(CHAT, default_timeout=180).run()
     at.sidebar.selectbox[0].set_value("rag").run()
-    # Retrieval searches turns older than the two most recent (those are in the prompt anyway).
-    for text in ("My sister lives in Toronto.", "I had pasta for lunch.", "Where does my sister live?"):
+    # Retrieval searches the turns the conversation window no longer shows (core.methods.layout:
+    # 6,000 characters by default): two long messages push the first one out of it.
+    shed = "I spent the afternoon sorting the garden shed: old tools, paint tins and flower pots. " * 40
+    for text in ("My sister lives in Toronto.", shed[:3500], shed[:3500], "Where does my sister live?"):
         at.chat_input[0].set_value(text).run()
     assert not at.exception
-    assert len(at.chat_message) == 6
-    evidence = at.chat_message[5].dataframe[0].value
+    assert len(at.chat_message) == 8
+    evidence = at.chat_message[7].dataframe[0].value
     assert "Toronto" in " ".join(evidence["text"])
 
 

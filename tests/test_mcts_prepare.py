@@ -81,7 +81,7 @@ def test_a_failed_preparation_says_why_and_is_retried(tmp_path):
 def test_mcts_reply_shows_inferences_then_knowledge_before_the_answer(tmp_path):
     path = write_kb(tmp_path)
     config = MCTSConfig(kb=_settings(tmp_path, path), reasoner=ReasonerSettings(cache=False))
-    llm = ScriptedLLM(lambda m: "Dogs love parks." if "Knowledge:" in m[0].content else _reply_by_relation(m), scorer=_scorer)
+    llm = ScriptedLLM(lambda m: "Dogs love parks." if any("Knowledge:" in x.content for x in m) else _reply_by_relation(m), scorer=_scorer)
     method = create_method("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config)
     events: list = []
     stream = ReplyStream(sink=lambda piece: events.append(("text", piece)),
@@ -108,7 +108,7 @@ def test_chat_session_records_when_the_mcts_trace_came(tmp_path):
 
     path = write_kb(tmp_path)
     config = MCTSConfig(kb=_settings(tmp_path, path), reasoner=ReasonerSettings(cache=False))
-    llm = ScriptedLLM(lambda m: "Dogs love parks." if "Knowledge:" in m[0].content else _reply_by_relation(m), scorer=_scorer)
+    llm = ScriptedLLM(lambda m: "Dogs love parks." if any("Knowledge:" in x.content for x in m) else _reply_by_relation(m), scorer=_scorer)
     session = ChatSession("mcts", Toolkit(llm=llm, embedder=HashingEmbedder(128)), config)
     record = session.send("My dog wants to run in the park.")
     assert record["reply"] == "Dogs love parks."

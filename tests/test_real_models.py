@@ -41,7 +41,11 @@ def test_rag_with_real_models_finds_the_fact(local_llm, embedder):
         Turn("user", "I bought a new bicycle yesterday."),
         Turn("assistant", "Enjoy riding it!"),
     ])
+    from dataclasses import replace
+
     method = create_method("rag", Toolkit(local_llm, embedder))
+    # a window of one character shows the newest turn alone: the earlier turns are memory (core.methods.layout)
+    method.config = replace(method.config, generation=replace(method.config.generation, max_history_chars=1))
     reply = method.respond(d, "Where does my sister live?")
     assert reply.evidence[0].source == "S0:0"
     assert reply.text
