@@ -1,6 +1,6 @@
 """`rag`: chunk RAG over earlier turns. Each observed turn is embedded into a vector index; a
-reply retrieves the top-K turns most similar to the query and answers from them plus the most
-recent turns."""
+reply shows the conversation window every chat method shows (core.methods.layout) and, as memory,
+the top-K turns most similar to the query among those the window no longer shows."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from core.vectors import VectorIndex
 class RagMethod(Method):
     name = "rag"
     label = "Chunk RAG (turns)"
-    description = "Top-K earlier turns by embedding similarity, plus the latest turns."
+    description = "The conversation so far, plus the top-K older turns by embedding similarity that it no longer shows."
 
     def __init__(self, tools, config: RAGConfig | None = None) -> None:
         super().__init__(tools, config)
