@@ -172,6 +172,20 @@ class ChatSession:
         self.turn_index += 1
 
 
+SPEED_KEYS = ("first_text_s", "prompt_computed", "prompt_reused", "prefill_s", "decode_s")  # a record's speed figures
+
+
+def speed_medians(records: list[dict]) -> dict[str, float | None]:
+    """The median of each of SPEED_KEYS over the records that have it (None where none has)."""
+    import statistics
+
+    out = {}
+    for key in SPEED_KEYS:
+        values = [r[key] for r in records if r.get(key) is not None]
+        out[key] = round(float(statistics.median(values)), 3) if values else None
+    return out
+
+
 def prompt_work(reply_cost: dict | None) -> dict:
     """Where a reply's LLM time went, from what the server reported for its requests: prompt tokens
     computed and reused from the cache, and the server's prefill and decode seconds (None each
@@ -237,10 +251,6 @@ def summarise(records: list[dict]) -> dict:
     later = seconds[1:]
     first_output = np.array([r.get("first_output_s", r["seconds"]) for r in records[1:]], dtype=float)
 
-    def median_after_first(key: str) -> float | None:
-        values = [r[key] for r in records[1:] if r.get(key) is not None]
-        return round(float(np.median(values)), 3) if values else None
-
     stages: dict = {}
     for r in records[1:]:
         stages = llm_cost.merge(stages, r.get("cost") or {})
@@ -253,8 +263,7 @@ def summarise(records: list[dict]) -> dict:
         "max_s_after_first": round(float(np.max(later)), 3) if len(later) else None,
         "first_output_max_s_after_first": round(float(np.max(first_output)), 3) if len(first_output) else None,
         # issue 53: the reply's first words and the prompt work behind them, per reply after the first
-        **{f"median_{key}_after_first": median_after_first(key)
-           for key in ("first_text_s", "prompt_computed", "prompt_reused", "prefill_s", "decode_s")},
+        **{f"median_{key}_after_first": value for key, value in speed_medians(records[1:]).items()},
         "stages_after_first": stages,
         "questions": len(judged),
         "correct": int(sum(judged)),

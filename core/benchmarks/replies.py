@@ -33,7 +33,7 @@ import statistics
 from importlib import resources
 from pathlib import Path
 
-from core.chat import ScriptStep, read_script
+from core.chat import SPEED_KEYS, ScriptStep, read_script, speed_medians
 from core.reply_check import ReplyCheckSettings
 from core.eval import BenchContext, BenchResult
 from core.metrics import off_turn
@@ -200,9 +200,6 @@ def run(ctx: BenchContext) -> BenchResult:
     return BenchResult(results, timings, settings, {"examples": examples})
 
 
-SPEED_KEYS = ("first_text_s", "prompt_computed", "prompt_reused", "prefill_s", "decode_s")
-
-
 def speed_of(record: dict) -> dict:
     """Where a reply's time went (core.chat's record: first words, prompt tokens computed and reused,
     prefill and decode seconds); None for what a recorded run did not keep."""
@@ -212,11 +209,7 @@ def speed_of(record: dict) -> dict:
 def reply_speed(speeds: list[dict]) -> dict:
     """The median of each speed figure over the replies given (the run's first left out by the
     caller: it waits for the model and the method's one-time loads, as `chat --script` counts)."""
-    out = {}
-    for key in SPEED_KEYS:
-        values = [s[key] for s in speeds if s.get(key) is not None]
-        out[f"median_{key}"] = round(statistics.median(values), 3) if values else None
-    return out
+    return {f"median_{key}": value for key, value in speed_medians(speeds).items()}
 
 
 def step_head(text: str, n: int = 120) -> str:
