@@ -111,6 +111,12 @@ def told_part(message: str) -> str:
     return " ".join(s for s in split_sentences(message) if not s.rstrip().endswith("?"))
 
 
+def says_nothing_else(sentences: Sequence[str], drop: set[int]) -> bool:
+    """Whether the sentences outside `drop` hold no word (a lone "." is nothing): then nothing is
+    dropped, and the reply stays whole."""
+    return not any(words(s) for i, s in enumerate(sentences) if i not in drop)
+
+
 def _says_you(text: str) -> bool:
     return any(w in SECOND_PERSON for w in words(text))
 
@@ -160,7 +166,7 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     told = told_part(message)
     if settings.drop_said_back and told:
         drop |= {i for i, s in enumerate(sentences) if restates(s, told)}
-    if not any(words(sentences[i]) for i in range(len(sentences)) if i not in drop):
+    if says_nothing_else(sentences, drop):
         drop = set()  # nothing else said (a lone "." is nothing): keep the reply whole
     users = (*earlier_user, message)
     pieces: list[str] = []

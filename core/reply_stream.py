@@ -28,7 +28,7 @@ from difflib import SequenceMatcher
 
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
-from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person, told_part
+from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person, says_nothing_else, told_part
 from core.text import split_sentences, words
 
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
@@ -129,7 +129,7 @@ class CheckedStream:
         s = self.settings
         echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share) if s.drop_echoes else set()
         echo |= {index for index, sentence in self._held if self._says_back(sentence.text)}
-        if final and not any(words(t) for i, t in enumerate(self._sentences) if i not in echo):
+        if final and says_nothing_else(self._sentences, echo):
             echo = set()  # nothing else said: the reply stays whole, as check_reply keeps it
         for index, sentence in self._held:
             if index in echo:
