@@ -157,3 +157,24 @@ def test_owner_tokens_are_signed(app_env):
     assert owner.verify(forged) is None
     assert owner.verify("garbage") is None and owner.verify(None) is None
     assert owner.verify(owner.sign("shared/demo")) is None  # nobody becomes the shared owner
+
+
+def test_sessions_that_first_sign_at_once_share_one_whole_secret(tmp_path):
+    """Two browsers opening pages of a fresh app made the secret file at once: one page died on
+    FileExistsError (the CI's browser test). Every caller must get the same complete secret."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ui import owner
+
+    path = tmp_path / "local" / "owner_secret"
+    barrier = __import__("threading").Barrier(8)
+
+    def first_use(_):
+        barrier.wait()  # all at once, before any has the file
+        return owner._file_secret.__wrapped__(str(path))  # past the per-process cache, as separate processes
+
+    with ThreadPoolExecutor(8) as pool:
+        secrets_seen = set(pool.map(first_use, range(8)))
+    assert len(secrets_seen) == 1 and len(next(iter(secrets_seen))) == 64
+    assert [p.name for p in path.parent.iterdir()] == ["owner_secret"]  # no candidate left behind
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import secrets
+import tempfile
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -84,12 +85,21 @@ def _secret_key() -> bytes:
 
 @lru_cache(maxsize=4)
 def _file_secret(path: str) -> bytes:
+    """The secret in `path`, made on first use. Two sessions (or replicas) may ask at once: each
+    writes a whole candidate beside it and links it into place, the first link wins and every
+    reader sees a complete file, never a half-written or missing one."""
     p = Path(path)
     if not p.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32))
+        fd, candidate = tempfile.mkstemp(dir=p.parent, prefix=".owner_secret.")  # mode 0o600
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+            os.link(candidate, p)
+        except FileExistsError:
+            pass  # another session made it first: use theirs
+        finally:
+            os.unlink(candidate)
     return p.read_text().strip().encode()
 
 
