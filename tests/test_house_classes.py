@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = ("core", "ui", "pages", "scripts")  # where the project's classes are defined
 
@@ -55,3 +57,47 @@ def test_no_class_of_core_inherits_from_two_project_classes():
     project = _project_classes()
     assert {"Method", "DsmBacked", "TreeResponder"} <= project  # the scan sees the project's classes
     assert two_project_bases(_trees(REPO / "core"), project) == []
+
+
+# -- the user's words in the second person: one function ---------------------------------------------
+CALLERS = ("core/methods/render.py", "core/methods/dsmart/recall.py", "core/reply_check.py")
+# what only a first-person -> second-person table holds: a first-person word as a dict key, or as
+# a regex of a swap ("\bmy\b", "\bI'm\b")
+_FIRST_KEYS = {"i", "i'm", "me", "my", "mine", "myself", "we", "us", "our", "ours"}
+_FIRST_PATTERNS = ("\\bmy\\b", "\\bi\\b", "\\bi'm\\b", "\\bi am\\b", "\\bwe\\b", "\\bme\\b")
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    return any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name for n in tree.body) or any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets) for n in tree.body)
+
+
+def _pronoun_tables(tree: ast.Module) -> list[str]:
+    """The first-person words a module's own tables turn into something else."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            found += [k.value for k in node.keys if isinstance(k, ast.Constant) and str(k.value).lower() in _FIRST_KEYS]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [p for p in _FIRST_PATTERNS if p in node.value.lower()]
+    return found
+
+
+def test_one_module_of_core_defines_the_second_person_function():
+    trees = _trees(REPO / "core")
+    defining = [str(p.relative_to(REPO)) for p, tree in trees.items()
+                if _defines(tree, "second_person") or _defines(tree, "to_second_person")]
+    assert defining == ["core/person.py"]
+
+
+@pytest.mark.parametrize("path", CALLERS)
+def test_the_callers_import_it_and_keep_no_pronoun_table_of_their_own(path):
+    tree = ast.parse((REPO / path).read_text(encoding="utf-8"))
+    imported = {(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert ("core.person", "second_person") in imported
+    assert _pronoun_tables(tree) == []
+
+
+def test_the_table_scan_finds_a_table():
+    tree = ast.parse('_PERSON = {"my": "your"}\n_SWAPS = ((r"\\bI\'m\\b", "you\'re"),)')
+    assert _pronoun_tables(tree) == ["my", "\\bi'm\\b"]
