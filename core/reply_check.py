@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from core.methods.render import to_second_person
 from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, normal_text, voice_clauses
 from core.metrics.saying_back import restates
+from core.person import second_person
 from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -140,13 +140,13 @@ def in_second_person(sentence: str, user_messages: Sequence[str]) -> str:
         return sentence
     quoted = quoted_spans(sentence)
     if not _says_you(sentence) and not quoted:
-        return to_second_person(sentence)
+        return second_person(sentence)
     out = sentence
     for clause in restated:  # the sentence's "you" is the user already: change only the restated clauses
         at = out.find(clause)
         if at < 0 or any(a <= at < b for a, b in quoted_spans(out)):
             continue
-        swapped = to_second_person(clause)
+        swapped = second_person(clause)
         if at > 0 and not _SENTENCE_END.search(out[:at]):
             swapped = swapped[:1].lower() + swapped[1:]
         out = out[:at] + swapped + out[at + len(clause):]

@@ -14,7 +14,7 @@ from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.dsmart.memory import DynamicStructuredMemory, Pruned, TurnRecord
-from core.methods.dsmart.recall import (SentenceRanker, render, said_by_fact, second_person, sourced_facts)
+from core.methods.dsmart.recall import (SentenceRanker, render, said_by_fact, sourced_facts, turned_around)
 from core.methods.dsmart.vocab import DSM, entity
 from core.methods.dsmart.vocab import USER as USER_NODE
 from core.text import approx_tokens
@@ -70,10 +70,10 @@ def test_facts_without_a_source_sentence_are_written_without_relation_names_or_u
         ["You live in lisbon."]  # an imported fact has no words but its labels: they reach the reader
 
 
-def test_second_person_turns_the_users_words_around():
-    assert second_person("I am 42 and my wife Helena teaches chemistry.") == "You are 42 and your wife Helena teaches chemistry."
-    assert second_person("We had three children, and now we have four.") == "You had three children, and now you have four."
-    assert second_person("Thank you, I will try what you suggested.") == "Thank you, you will try what I suggested."
+def test_turned_around_turns_the_users_words_around():
+    assert turned_around("I am 42 and my wife Helena teaches chemistry.") == "You are 42 and your wife Helena teaches chemistry."
+    assert turned_around("We had three children, and now we have four.") == "You had three children, and now you have four."
+    assert turned_around("Thank you, I will try what you suggested.") == "Thank you, you will try what I suggested."
 
 
 def test_a_sentence_whose_value_changed_later_is_marked_and_ranked_below_the_new_one():

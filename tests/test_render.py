@@ -1,19 +1,19 @@
 """The chat prompt's rendering of who said what (core.methods.render), against hand-written cases."""
 
 from core.dialogue import Evidence
-from core.methods.render import chat_system, evidence_lines, memory_notes, said_line, second_person
+from core.methods.render import chat_system, evidence_lines, memory_notes, said_line, said_to_user
 
 
-def test_second_person_swaps_the_users_words_and_their_verbs():
-    assert second_person("Hi, I'm Marta and my sister is a nurse.") == "You're Marta and your sister is a nurse."
-    assert second_person("I am 42 and I was born in Porto. We moved.") == "You are 42 and you were born in Porto. You moved."
-    assert second_person("My dog likes me.") == "Your dog likes you."
-    assert second_person("We moved to the US; it suits us.") == "You moved to the US; it suits you."
+def test_said_to_user_swaps_the_users_words_and_their_verbs():
+    assert said_to_user("Hi, I'm Marta and my sister is a nurse.") == "You're Marta and your sister is a nurse."
+    assert said_to_user("I am 42 and I was born in Porto. We moved.") == "You are 42 and you were born in Porto. You moved."
+    assert said_to_user("My dog likes me.") == "Your dog likes you."
+    assert said_to_user("We moved to the US; it suits us.") == "You moved to the US; it suits you."
 
 
-def test_second_person_refuses_text_that_already_says_you():
-    assert second_person("Do you think I should buy it?") is None
-    assert second_person("") is None
+def test_said_to_user_refuses_text_that_already_says_you():
+    assert said_to_user("Do you think I should buy it?") is None
+    assert said_to_user("") is None
 
 
 def test_said_line_names_the_speaker():

@@ -11,7 +11,7 @@ assistant" opening it greets the user by name (scripts/lab/system_prompt_probe.p
   sgmem-h, mcts, rt's answer): a plain assistant, a length, and one sentence on "you" and "your".
   A lever given to one method is given to all, so comparing methods does not compare renderings.
 - `memory_notes(evidence)`: the user's own sentences in the second person where the rewrite is safe
-  ("I live in Porto" -> "You live in Porto."), otherwise quoted as the user's ('You said: "..."');
+  ("I live in Porto" -> "You live in Porto.", `core.person.second_person`), otherwise quoted as the user's ('You said: "..."');
   the assistant's turns as 'I replied: "..."'; a named speaker's as 'Ana said: "..."'. Relative
   times are the method's to resolve (its `anchor_time`): the lines show the evidence's words as given.
 """
@@ -23,20 +23,8 @@ from typing import Iterable
 
 from core.dialogue import Evidence
 from core.llm.prompts import render_prompt
+from core.person import second_person, says_you, without_greeting
 
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|you're|you've|you'll|you'd)\b", re.IGNORECASE)
-_GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))(?: there)?\s*[,!.]*\s*", re.IGNORECASE)
-# First person -> second person, longest forms first; the verbs that agree with "I" change with it.
-# "us" only in lower case: "the US" stays a country.
-_SWAPS = (
-    (r"\bI am\b", "you are"), (r"\bI was\b", "you were"), (r"\bam I\b", "are you"), (r"\bwas I\b", "were you"),
-    (r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI'll\b", "you'll"), (r"\bI'd\b", "you'd"),
-    (r"\bI\b", "you"), (r"\bme\b", "you"), (r"\bmy\b", "your"), (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"),
-    (r"\bwe're\b", "you're"), (r"\bwe've\b", "you've"), (r"\bwe'll\b", "you'll"), (r"\bwe'd\b", "you'd"),
-    (r"\bwe\b", "you"), (r"(?-i:\bus\b)", "you"), (r"\bour\b", "your"), (r"\bours\b", "yours"), (r"\bourselves\b", "yourselves"),
-)
-_SWAP_RES = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _SWAPS)
-_SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?): (.*)$", re.DOTALL)
 
 
@@ -46,23 +34,15 @@ def chat_system(sentences: int = 3) -> str:
     return render_prompt("chat_system", length=length).strip()
 
 
-def second_person(text: str) -> str | None:
-    """The user's words said back to the user: "Hi, I'm Marta and my sister is a nurse." ->
-    "You're Marta and your sister is a nurse." None when the rewrite is not safe: the text already
-    speaks to someone as "you" (that "you" is the assistant, and swapping both ways needs a parse)."""
+def said_to_user(text: str) -> str | None:
+    """The user's words said back to the user (`core.person.second_person`, an opening greeting
+    left out): "Hi, I'm Marta and my sister is a nurse." -> "You're Marta and your sister is a
+    nurse." None when the rewrite is not safe: the text already speaks to someone as "you" (that
+    "you" is the assistant, and swapping both ways needs a parse)."""
     text = text.replace("\u2019", "'").strip()
-    if not text or _SECOND_PERSON.search(text):
+    if not text or says_you(text):
         return None
-    return to_second_person(_GREETING.sub("", text) or text)
-
-
-def to_second_person(text: str) -> str:
-    """Every first-person word of `text` in the second person ("I am" -> "you are", "my" -> "your"),
-    one way: a "you" already there stays. Sentence starts are capitalised again."""
-    out = text
-    for pattern, replacement in _SWAP_RES:
-        out = pattern.sub(replacement, out)
-    return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), out)
+    return second_person(without_greeting(text))
 
 
 def said_line(role: str, text: str, speaker: str = "") -> str:
@@ -73,7 +53,7 @@ def said_line(role: str, text: str, speaker: str = "") -> str:
         return f'- {speaker} said: "{text}"'
     if role == "assistant":
         return f'- I replied: "{text}"'
-    rewritten = second_person(text)
+    rewritten = said_to_user(text)
     if rewritten is not None:
         return f"- {rewritten}"
     return f'- You {"asked" if text.rstrip().endswith("?") else "said"}: "{text}"'

@@ -68,7 +68,7 @@ class KeepingSession(ChatSession):
         write = method._write
         self.extra: list[str] = []
         if not self.generate:
-            method._write = lambda *args, **kwargs: ""
+            _set_write(method, lambda *args, **kwargs: "")
         elif self.samples > 1:
             # more draws from the same prompt: the server's prompt cache makes each cost only its
             # generated tokens, so a prompt's accuracy is measured on several samples, not one
@@ -77,7 +77,7 @@ class KeepingSession(ChatSession):
                 self.extra = [write(messages, temperature, max_tokens) for _ in range(self.samples - 1)]
                 return text
 
-            method._write = sampled
+            _set_write(method, sampled)
 
         def keep(dialogue, query, stream):
             self.extra = []
@@ -87,6 +87,15 @@ class KeepingSession(ChatSession):
             return self.last_reply
 
         method.respond_streaming = keep
+
+
+def _set_write(method, write) -> None:
+    """Replace how `method` writes its answer's text: a tree method's is its responder's, given the
+    method's `_write` when it was made, so both are replaced."""
+    method._write = write
+    responder = getattr(method, "responder", None)
+    if responder is not None:
+        responder.write = write
 
 
 def replayed(session: KeepingSession, steps, transcript: dict):

@@ -25,13 +25,13 @@ from rdflib import RDF, Graph, Literal
 from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.statement import STATEMENT_PREFIX
 from core.methods.dsmart.vocab import label_of
+from core.person import second_person, without_greeting
 from core.text import approx_tokens, split_sentences, words
 
 Triple = tuple
 USER, ASSISTANT, NARRATOR, IMPORTED = "user", "assistant", "narrator", "import"
 _PARTICIPANTS = frozenset({"user", "assistant"})
 _STEM = 5  # words match on their first five letters: 'teaches' ~ 'teach', 'cycling' ~ 'cycle'
-_GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b[\s,!.]*", re.I)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -262,13 +262,9 @@ def said_by_fact(memory, graph: Graph | None = None) -> dict[Triple, str]:
 
 
 # -- rendering -------------------------------------------------------------------------------------
-_PERSON = {
-    "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "i": "you", "me": "you", "my": "your",
-    "mine": "yours", "myself": "yourself", "we're": "you're", "we've": "you've", "we'd": "you'd", "we'll": "you'll",
-    "we": "you", "us": "you", "our": "your", "ours": "yours", "ourselves": "yourselves",
-}
-_BE = re.compile(r"\b(I|we)\s+(am|was|are|were)\b", re.I)
-_FIRST = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in _PERSON), key=len, reverse=True)) + r")\b", re.I)
+# The user's "you" is the assistant: said back to the user, it is "I" where it is a subject (after
+# the start of a clause, a conjunction or an auxiliary: "what you suggested" -> "what I
+# suggested"), else "me"; "thank you" stays. The first person is `core.person.second_person`'s.
 _SECOND = re.compile(r"\b(you're|you've|you'd|you'll|yourself|yours|your|you)\b", re.I)
 _SECOND_SWAP = {"you're": "I'm", "you've": "I've", "you'd": "I'd", "you'll": "I'll", "yourself": "myself",
                 "yours": "mine", "your": "my", "you": "me"}
@@ -277,11 +273,12 @@ _SUBJECT_BEFORE = re.compile(r"(^|[,;:]|\b(?:and|but|or|that|if|when|as|because|
 _THANK = re.compile(r"\bthank\s*$", re.I)
 
 
-def second_person(sentence: str) -> str:
-    """The user's own sentence addressed back to them: 'I'm Tomasz and my wife teaches' -> "You're
-    Tomasz and your wife teaches"; the user's 'you' (the assistant) becomes 'I'/'me'."""
-    text = _GREETING.sub("", sentence).strip() or sentence.strip()
-    marks: list[tuple[int, int, str]] = []
+def turned_around(sentence: str) -> str:
+    """The user's own sentence addressed back to them, both ways: 'I'm Tomasz and my wife teaches'
+    -> "You're Tomasz and your wife teaches" (`core.person.second_person`, an opening greeting left
+    out), and the user's 'you' (the assistant) becomes 'I'/'me'."""
+    text = without_greeting(sentence)
+    out, at = [], 0
     for m in _SECOND.finditer(text):  # the assistant, addressed by the user
         word = m.group(0).lower()
         swap = _SECOND_SWAP[word]
@@ -289,20 +286,11 @@ def second_person(sentence: str) -> str:
             swap = m.group(0)  # 'thank you' stays
         elif word == "you" and _SUBJECT_BEFORE.search(text[: m.start()]):
             swap = "I"
-        marks.append((m.start(), m.end(), swap))
-    for m in _BE.finditer(text):
-        verb = {"am": "are", "was": "were"}.get(m.group(2).lower(), m.group(2).lower())
-        marks.append((m.start(), m.end(), f"you {verb}"))
-    for m in _FIRST.finditer(text):
-        if not any(a <= m.start() < b for a, b, _ in marks):
-            marks.append((m.start(), m.end(), _PERSON[m.group(0).lower()]))
-    out, at = [], 0
-    for a, b, word in sorted(marks):
-        if a < at:
-            continue
-        out += [text[at:a], word]
-        at = b
-    out.append(text[at:])
+        # the words between two 'you's are the user's own: each stretch in the second person (a
+        # stretch ends at a word boundary, so no first-person word is cut)
+        out += [second_person(text[at : m.start()]), swap]
+        at = m.end()
+    out.append(second_person(text[at:]))
     result = "".join(out)
     return result[:1].upper() + result[1:]
 
@@ -342,7 +330,7 @@ def _words(fact: SourcedFact) -> str:
     if not fact.verbatim:
         return sentence
     if fact.speaker == USER:
-        return f'You asked: "{sentence}"' if sentence.endswith("?") else second_person(sentence)
+        return f'You asked: "{sentence}"' if sentence.endswith("?") else turned_around(sentence)
     if fact.speaker == ASSISTANT:
         return f'I replied: "{sentence}"'
     text = re.sub(r"\bthe user's\b", "your", sentence, flags=re.I)
@@ -440,4 +428,4 @@ def memory_text(lines: Sequence[Recalled]) -> str:
 
 
 __all__ = ["Recalled", "Said", "SentenceRanker", "SourcedFact", "change_history", "fact_sentence", "said_by_fact", "memory_text", "render",
-           "second_person", "source_index", "source_sentence", "sourced_facts", "when"]
+           "source_index", "source_sentence", "sourced_facts", "turned_around", "when"]

@@ -6,20 +6,22 @@ A reply runs the tree over the last finished memory graph G_{t-1}; the answer pr
 facts the tree reached as their source sentences, ranked for the question (recall.py). Memory
 maintenance for the round runs after the reply, in the DSM's background worker (the `DsmMemory`
 part every `DsmBacked` method holds), off the critical path. The whole tree is returned as a
-`Trace(kind="tree")` of plain data for the UI.
+`Trace(kind="tree")` of plain data for the UI. The search and the answer are a `TreeResponder`
+both methods hold, given the toolkit, the config and the method's callbacks.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from rdflib import Graph
 
 from core.config import GenerationSettings
 from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode
 from core.llm import cancel as stopping
+from core.llm.base import Message
 from core.llm.cost import totals
 from core.methods.dsmart.config import DSMConfig, RecallConfig
 from core.methods.dsmart.dsm_method import DsmBacked
@@ -28,7 +30,7 @@ from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchRe
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel, TurnsInAnswer
 from core.methods.layout import conversation_window, window_messages
-from core.methods.method import Method, Progress, Stopwatch
+from core.methods.method import Method, Progress, Stopwatch, Toolkit
 from core.paths import MissingResource
 
 
@@ -57,17 +59,33 @@ class RtOnlyConfig:
     generation: GenerationSettings = GenerationSettings()
 
 
+TreeConfig = DsmartConfig | RtOnlyConfig
+
+
+@dataclass
 class TreeResponder:
-    """`respond` by Reasoning-Tree search over a graph; needs `self.tools`, `self.config`."""
+    """A reply by Reasoning-Tree search over a graph: the part of `dsmart` and `rt` that answers,
+    held by each (not inherited, so neither method has two project bases) and given what it reads."""
 
-    _linker: EntityLinker | None = None
+    tools: Toolkit
+    # read at every reply, not once: a benchmark or a test replaces a method's config after
+    # construction (`method.config = replace(...)`), and the tree must search under the new one
+    config: Callable[[], TreeConfig]
+    method: str  # the name its replies carry
+    progress: Callable[[Progress], None]  # what the reply is doing, for a page that watches it
+    write: Callable[[list[Message], float, int], str]  # the answer's text, streamed where one watches
+    # the evidence of the chosen state; None: its facts (`tree_evidence`). `dsmart` gives its own,
+    # which adds who said each fact, from its memory
+    evidence: Callable[[SearchResult, MemoryView], list[Evidence]] | None = None
+    _linker: EntityLinker | None = field(default=None, init=False, repr=False)
 
-    def tree_reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None,
-                   recall: Callable[[SearchResult, MemoryView, list[str]], list[Recalled]] | None = None) -> Reply:
+    def reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None,
+              recall: Callable[[SearchResult, MemoryView, list[str]], list[Recalled]] | None = None) -> Reply:
         """The tree's reply; `recall(result, view, shown)` turns what the search reached into the
         lines the answer prompt shows, `shown` the recent turns that prompt already holds (default:
         the chosen state's triples)."""
-        cfg, gen, llm = self.config, self.config.generation, self.tools.llm
+        cfg = self.config()
+        gen, llm = cfg.generation, self.tools.llm
         watch = Stopwatch()
         calls0 = llm.calls
         with watch("read_memory"):
@@ -78,9 +96,9 @@ class TreeResponder:
                           context=window_messages(conversation_window(dialogue.turns(), gen.max_history_chars)),
                           generation=gen, embedder=self.tools.embedder, turns_in_answer=cfg.turns_in_answer)
         started = watch.started
-        self._progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))
+        self.progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))
         tree = ReasoningTree(view, model, cfg.tree,
-                             on_depth=lambda states, beam, depth: self._progress(
+                             on_depth=lambda states, beam, depth: self.progress(
                                  tree_progress(states, beam, depth, view, cfg.tree, started)))
         try:
             with stopping.deadline(cfg.tree.budget_s):
@@ -88,13 +106,13 @@ class TreeResponder:
             if not result.best.trajectory and (fallback := tree.linked_state(result.states, links)) is not None:
                 result.states.append(fallback)
                 result.best = fallback
-            self._progress(tree_progress(result.states, [result.best], -1, view, cfg.tree, started, result.stop_reason))
+            self.progress(tree_progress(result.states, [result.best], -1, view, cfg.tree, started, result.stop_reason))
             lines = None
             if recall is not None:
                 with watch("rank"):
                     lines = recall(result, view, model.shown_turns())
             memory = memory_text(lines) if lines is not None else None
-            text, messages = model.respond(query, result.best, write=self._write, memory=memory)
+            text, messages = model.respond(query, result.best, write=self.write, memory=memory)
         finally:
             llm.clear_prompt_cache()  # the search's cached prompt states are not needed again
         info = {"memory_facts": len(view.facts), "notes": model.notes, **(memory_note or {})}
@@ -104,9 +122,9 @@ class TreeResponder:
         shown = () if lines is None else tuple(Evidence(line.text, line.score, "dsm", "sentence") for line in lines)
         return Reply(
             text=text,
-            method=self.name,
+            method=self.method,
             model=llm.name,
-            evidence=shown + tuple(self.tree_evidence(result, view)),
+            evidence=shown + tuple((self.evidence or self.tree_evidence)(result, view)),
             trace=tree_trace(result, view, messages, cfg.tree, query, info, answer=text),
             timings={**watch.timings, **model.timings},
             llm_calls=llm.calls - calls0,
@@ -117,9 +135,10 @@ class TreeResponder:
         return [Evidence(view.fact_line(t), float(result.best.value), "reasoning tree", "fact") for t in result.best.facts]
 
     def linker(self) -> EntityLinker:
+        """The entity linker, made on first use (spaCy loads then) under the config of that time."""
         if self._linker is None:
             lemmatise, phrases = _spacy_helpers(self.tools.spacy_model)
-            self._linker = EntityLinker(lemmatise, self.tools.embedder, self.config.tree.link_threshold, phrases)
+            self._linker = EntityLinker(lemmatise, self.tools.embedder, self.config().tree.link_threshold, phrases)
         return self._linker
 
 
@@ -135,11 +154,16 @@ def _spacy_helpers(model: str):
             lambda text: [c.text for c in nlp(text).noun_chunks])
 
 
-class DsmartMethod(TreeResponder, DsmBacked):
+class DsmartMethod(DsmBacked):
     name = "dsmart"
     label = "D-SMART (memory graph + reasoning tree)"
     description = ("Beam search over graph actions (expand entity, find path, think, answer) on the dialogue's "
                    "OWL memory graph; the memory is updated after each reply, in the background.")
+
+    def __init__(self, tools: Toolkit, config: DsmartConfig | None = None) -> None:
+        super().__init__(tools, config)
+        self.responder = TreeResponder(tools, lambda: self.config, self.name, self._progress, self._write,
+                                       self.tree_evidence)
 
     @classmethod
     def default_config(cls) -> DsmartConfig:
@@ -149,7 +173,7 @@ class DsmartMethod(TreeResponder, DsmBacked):
         """Facts around the entities the query links to, strongest link first."""
         view = MemoryView(self.memory.graph)
         out: list[Evidence] = []
-        for link in self.linker().link(query, view, self.config.tree.max_linked):
+        for link in self.responder.linker().link(query, view, self.config.tree.max_linked):
             for t in view.expand(link.node, self.config.tree.expand_hops, self.config.tree.max_action_facts):
                 line = view.fact_line(t)
                 if all(e.text != line for e in out):
@@ -174,8 +198,8 @@ class DsmartMethod(TreeResponder, DsmBacked):
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
             note["memory_maintenance_cost"] = totals(history[-1].cost)
-        return self.tree_reply(dialogue, query, self.memory.graph, note,
-                               lambda result, view, shown: self._recall_reached(query, result, view, shown))
+        return self.responder.reply(dialogue, query, self.memory.graph, note,
+                                    lambda result, view, shown: self._recall_reached(query, result, view, shown))
 
     def _recall_reached(self, query: str, result: SearchResult, view: MemoryView, shown=()) -> list[Recalled]:
         """The facts of every state the search explored (or the whole graph, `recall.pool`), each
@@ -189,17 +213,21 @@ class DsmartMethod(TreeResponder, DsmBacked):
         return self.recall(query, view.graph, pool, priors, self.config.recall.tree_weight, shown)
 
 
-class RtMethod(TreeResponder, Method):
+class RtMethod(Method):
     name = "rt"
     label = "Reasoning tree only (w/o DSM)"
     description = "The D-SMART reasoning tree over an empty memory graph: it can only think and answer."
+
+    def __init__(self, tools: Toolkit, config: RtOnlyConfig | None = None) -> None:
+        super().__init__(tools, config)
+        self.responder = TreeResponder(tools, lambda: self.config, self.name, self._progress, self._write)
 
     @classmethod
     def default_config(cls) -> RtOnlyConfig:
         return RtOnlyConfig()
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
-        return self.tree_reply(dialogue, query, Graph())
+        return self.responder.reply(dialogue, query, Graph())
 
 
 def _search_line(view: MemoryView, links, config: RTConfig) -> str:
@@ -285,4 +313,4 @@ def _step_line(step, view: MemoryView) -> str:
     return f"{action}: {step.text}" if step.text else action
 
 
-__all__ = ["DsmartConfig", "DsmartMethod", "RtMethod", "RtOnlyConfig", "tree_trace"]
+__all__ = ["DsmartConfig", "DsmartMethod", "RtMethod", "RtOnlyConfig", "TreeResponder", "tree_trace"]
