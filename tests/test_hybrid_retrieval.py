@@ -226,7 +226,7 @@ def test_indexing_warms_the_model_behind_the_cache(tmp_path):
 def test_calibrated_sgmem_stays_the_papers_mean_and_levels_get_their_own_settings():
     """sgmem-* keeps section 3.4 (dense seeds, chunk = mean of its reached sentences) whatever the
     calibration; +h and hybrid read the per-level tables; a dict of settings is picked by level."""
-    from core.methods.calibration import MINILM, MPNET, SGMEM_HYBRID, retrieval_options
+    from core.methods.sgmem.calibration import MINILM, MPNET, SGMEM_HYBRID, retrieval_options
 
     for name in (MINILM, MPNET, "some-other-model"):
         options = retrieval_options("locomo", name)

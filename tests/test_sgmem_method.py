@@ -143,7 +143,7 @@ def test_longmemeval_retrieval_bench_end_to_end(tmp_path):
 
 def test_sgmem_h_chat_method_seeds_the_graph_from_bm25_and_dense_and_says_it_is_not_the_paper():
     from core.methods import METHODS, method_class
-    from core.methods.calibration import hybrid_settings
+    from core.methods.sgmem.calibration import hybrid_settings
 
     assert "sgmem-h" in METHODS and "sgmem" in METHODS  # beside the paper's, not instead
     assert "not in the paper" in method_class("sgmem-h").label

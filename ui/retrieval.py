@@ -92,7 +92,7 @@ def _build(name: str, dialogue: Dialogue, sgmem_config, choice: str, provider=No
     """One index of `dialogue` with the embedder `choice` (no Streamlit calls: this also runs in the
     background builder); `report(done, total)` hears how many new texts are embedded."""
     from core.embedders import display_name
-    from core.methods.calibration import retrieval_options
+    from core.methods.sgmem.calibration import retrieval_options
 
     embedder = None if name.startswith("bm25") else shared_cached_embedder(choice)  # BM25 needs no model
     options = retrieval_options("locomo", display_name(choice), sgmem=sgmem_config)  # +h and hybrid: per embedder
