@@ -73,7 +73,7 @@ def make_toolkit(settings: LLMSettings, with_embedder: bool = True, embedder: st
 
 # -- bench ---------------------------------------------------------------------------------------
 def _add_bench(sub) -> None:
-    from core.eval import BENCHMARKS, load_benchmark
+    from core.benchmarks.runner import BENCHMARKS, load_benchmark
 
     p = sub.add_parser("bench", help="run a benchmark: writes DIR/items.jsonl and DIR/summary.json")
     names = p.add_subparsers(dest="benchmark", required=True, metavar="NAME")
@@ -121,7 +121,7 @@ _RUN_FLAGS = {"command", "func", "benchmark", "data", "out", "methods", "limit",
 
 def bench_context(args, out: Path | None = None, shard=None, **hooks):
     """The BenchContext of a parsed `bench NAME ...` command line (also built on Ray workers)."""
-    from core.eval import BenchContext, load_benchmark, portable_settings
+    from core.benchmarks.runner import BenchContext, load_benchmark, portable_settings
 
     settings = llm_settings_from_args(args)
     if getattr(args, "reader", ""):  # QA benchmarks: the reader may be another backend than the methods' LLM
@@ -151,8 +151,8 @@ def bench_context(args, out: Path | None = None, shard=None, **hooks):
 
 
 def _run_bench(args) -> int:
-    from core.eval import run_benchmark
-    from core.shards import parse_shard
+    from core.benchmarks.runner import run_benchmark
+    from core.benchmarks.shards import parse_shard
 
     if args.shard and args.ray:
         print("--shard and --ray do not go together (--ray runs every shard)", file=sys.stderr)
@@ -163,7 +163,7 @@ def _run_bench(args) -> int:
         print(err, file=sys.stderr)
         return 2
     if args.ray:
-        from core.bench_ray import run_on_ray
+        from core.benchmarks.ray_runner import run_on_ray
 
         try:
             summary = run_on_ray(args, bench_context)
@@ -188,7 +188,7 @@ def _add_bench_merge(sub) -> None:
 
 
 def _run_bench_merge(args) -> int:
-    from core.bench_merge import MergeError, compare_runs, merge_runs
+    from core.benchmarks.merge import MergeError, compare_runs, merge_runs
 
     try:
         summary = merge_runs(args.dirs, args.out)

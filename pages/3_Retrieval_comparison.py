@@ -10,7 +10,7 @@ from pathlib import Path
 import plotly.express as px
 import streamlit as st
 
-from core.eval import read_run
+from core.benchmarks.runner import read_run
 from core.embedders import display_name
 from core.methods import sgmem_settings
 from ui import conversations, icons, knowledge, owner, resources, runs, safe, state, warmup

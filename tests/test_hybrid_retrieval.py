@@ -166,7 +166,7 @@ def test_hybrid_defaults_are_valid():
 
 # -- LongMemEval-S, one haystack end to end ----------------------------------------------------------
 def test_longmemeval_s_haystack_end_to_end(tmp_path, shared_data):
-    from core.eval import BenchContext, read_run, run_benchmark
+    from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 
     data = shared_data / "longmemeval" / "longmemeval_s_subset.json"
     if not data.is_file():

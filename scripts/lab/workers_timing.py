@@ -101,7 +101,7 @@ def main() -> int:
     p.add_argument("--out", default="")
     args = p.parse_args()
 
-    from core.eval import code_version
+    from core.benchmarks.runner import code_version
 
     out: dict = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} CPU cores, no GPU",
                  "code_version": code_version(),
