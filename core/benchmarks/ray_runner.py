@@ -34,7 +34,8 @@ PROGRESS_EVERY_S = 5.0
 def run_on_ray(args: argparse.Namespace, make_context: Callable[..., Any]) -> dict:
     """Run every shard of the benchmark on Ray and merge them into args.out; returns the summary.
     `make_context(args, out=, shard=, on_plan=, on_item=)` builds a shard's BenchContext on a worker
-    (the command line's, core.cli.bench_context; Ray ships it to the workers by reference)."""
+    (the command line's: core.benchmarks.request.bench_context of the request its flags make; Ray ships
+    it to the workers by reference)."""
     import ray
 
     from core.benchmarks.merge import merge_runs
