@@ -2,7 +2,9 @@
 
 With the app, the command line is the only place that reads the environment: it turns flags and
 variables (WORKBENCH_LLM_BACKEND / _MODEL / _BASE_URL / _API_KEY / _DTYPE) into the frozen settings that
-`core` functions take.
+`core` functions take (the LLM flags and their reader are core.toolkit's, which the lab scripts share).
+What a command runs is library code below it: core.toolkit builds the methods' toolkit,
+core.benchmarks.request turns `bench NAME ...` into a typed BenchRequest and its BenchContext.
 """
 
 from __future__ import annotations
@@ -10,70 +12,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 
 from core import paths
 from core import cli_qa, cli_train
+from core.benchmarks.request import RUN_FLAGS, BenchRequest, bench_context
 from core.cli_qa import judge_factory, llm_settings_from_spec
-from core.config import BACKENDS, LLMSettings, llm_settings_from
-
-
-# -- shared option groups ------------------------------------------------------------------------
-def _add_llm_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("LLM (defaults from WORKBENCH_LLM_* variables, else the embedded Qwen2.5-Coder-1.5B)")
-    g.add_argument("--backend", choices=list(BACKENDS), default=None,
-                   help="local = embedded llama.cpp (default); transformers = HF model here; openai = an endpoint")
-    g.add_argument("--model", default=None,
-                   help="local: small | medium | large | default (= large) | path.gguf; transformers: HF id or folder; openai: model name")
-    g.add_argument("--threads", type=int, default=None, help="local: CPU threads (default all cores)")
-    g.add_argument("--n-ctx", type=int, default=None, help="local: context window per slot in tokens (default "
-                   "WORKBENCH_LLM_N_CTX or 12288, which mem0's ~8,000-token prompt needs)")
-    g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    g.add_argument("--strong", action=argparse.BooleanOptionalAction, default=None,
-                   help="treat the LLM as able to follow the papers' free-text prompts")
-    g.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default=None,
-                   help="local model weights (default auto: bfloat16 where the CPU/GPU computes it natively)")
-
-
-def llm_settings_from_args(args: argparse.Namespace) -> LLMSettings:
-    base = llm_settings_from(os.environ)
-    backend = args.backend or ("openai" if args.base_url else base.backend)
-    return LLMSettings(
-        backend=backend,
-        model=args.model if args.model is not None else (base.model if backend == base.backend else ""),
-        base_url=args.base_url if args.base_url is not None else base.base_url,
-        api_key=base.api_key,  # only from the environment: a key on the command line ends up in shell history
-        strong=args.strong,
-        dtype=getattr(args, "dtype", None) or base.dtype,
-        threads=args.threads if getattr(args, "threads", None) is not None else base.threads,
-        n_ctx=args.n_ctx if getattr(args, "n_ctx", None) is not None else base.n_ctx,
-    )
-
-
-def make_toolkit(settings: LLMSettings, with_embedder: bool = True, embedder: str = "", recall_embedder: str | None = None):
-    """`embedder`: minilm, mpnet, a folder or HF id ("" = the default, core.embedders).
-    `recall_embedder`: the DSM's recall ranker, loaded on first use (None = core.embedders.RECALL_EMBEDDER,
-    "" = `embedder`)."""
-    from core.embedders import RECALL_EMBEDDER
-    from core.llm import make_llm
-    from core.llm.queued import queued
-    from core.methods import Toolkit
-    from core.resources import LazyEmbedder, load_embedder, load_shared_llm
-
-    llm = make_llm(settings) if settings.backend == "openai" else load_shared_llm(settings)
-    llm = queued(llm, settings, per_owner=settings.slots)  # alone on the model: every slot is the command's
-    if not with_embedder:
-        return Toolkit(llm=llm, strong=settings.is_strong)
-    recall = RECALL_EMBEDDER if recall_embedder is None else recall_embedder
-    return Toolkit(llm=llm, embedder=load_embedder(embedder), strong=settings.is_strong,
-                   recall_embedder=LazyEmbedder(recall) if recall else None)
+from core.config import LLMSettings
+from core.toolkit import add_llm_options, llm_settings_from_args, make_toolkit
 
 
 # -- bench ---------------------------------------------------------------------------------------
 def _add_bench(sub) -> None:
-    from core.eval import BENCHMARKS, load_benchmark
+    from core.benchmarks.runner import BENCHMARKS, load_benchmark
 
     p = sub.add_parser("bench", help="run a benchmark: writes DIR/items.jsonl and DIR/summary.json")
     names = p.add_subparsers(dest="benchmark", required=True, metavar="NAME")
@@ -90,7 +42,7 @@ def _add_bench(sub) -> None:
                        "(default: core.embedders.DEFAULT_EMBEDDER); 'hashing' = hashed word n-grams, a lexical stand-in for tests")
         b.add_argument("--recall-embedder", default=None, help="the DSM's recall ranker (dsm, dsmart): which sentences "
                        "an answer prompt shows (default: core.embedders.RECALL_EMBEDDER; '' = --embedder)")
-        _add_llm_options(b)
+        add_llm_options(b)
         _add_cluster_options(b)
         if hasattr(module, "add_arguments"):
             module.add_arguments(b)
@@ -112,47 +64,42 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ray-retries", type=int, default=2, help="--ray: times a failed shard is run again")
 
 
-# Flags that say how or where a run goes, not what it measures: kept out of the summary's settings,
-# so a sharded or Ray run records the settings of the single run.
-_RUN_FLAGS = {"command", "func", "benchmark", "data", "out", "methods", "limit", "seed", "quiet",
-              "backend", "model", "base_url", "strong", "shard", "ray", "ray_shards", "ray_workers", "ray_cpus",
-              "ray_gpus", "ray_retries", "argv", "workers"}
-
-
-def bench_context(args, out: Path | None = None, shard=None, **hooks):
-    """The BenchContext of a parsed `bench NAME ...` command line (also built on Ray workers)."""
-    from core.eval import BenchContext, load_benchmark, portable_settings
-
+def bench_request(args: argparse.Namespace) -> BenchRequest:
+    """The BenchRequest of a parsed `bench NAME ...` command line (reads the environment for the LLM
+    flags left unsaid and the reader's key)."""
     settings = llm_settings_from_args(args)
     if getattr(args, "reader", ""):  # QA benchmarks: the reader may be another backend than the methods' LLM
         reader = llm_settings_from_spec(args.reader, args.base_url or "", os.environ.get("WORKBENCH_LLM_API_KEY", ""))
         settings = LLMSettings(backend=reader.backend, model=reader.model, base_url=reader.base_url,
                                api_key=reader.api_key, strong=args.strong, threads=settings.threads, n_ctx=settings.n_ctx)
-    module = load_benchmark(args.benchmark)
-    ctx = BenchContext(
-        name=args.benchmark,
+    recorded = RUN_FLAGS | {"embedder", "recall_embedder"}  # the request carries the embedders as fields
+    return BenchRequest(
+        benchmark=args.benchmark,
         data=args.data,
-        out=out or args.out,
-        methods=[m.strip() for m in args.methods.split(",") if m.strip()],
+        out=args.out,
+        methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()),
+        llm=settings,
+        options={k: v for k, v in vars(args).items() if k not in recorded},
         limit=args.limit,
         seed=args.seed,
-        options={k: v for k, v in vars(args).items() if k not in _RUN_FLAGS},
-        make_tools=lambda: make_toolkit(settings, embedder=args.embedder, recall_embedder=getattr(args, "recall_embedder", None)),
         progress=not args.quiet,
-        command=shlex.join(["python", "-m", "core", *portable_settings(list(getattr(args, "argv", [])))]),
-        shard=shard,
-        resume=bool(getattr(module, "RESUMABLE", False)) and not getattr(args, "fresh", False),
+        embedder=args.embedder,
+        recall_embedder=getattr(args, "recall_embedder", None),
+        argv=tuple(getattr(args, "argv", [])),
+        fresh=bool(getattr(args, "fresh", False)),
         make_judge=judge_factory(args),
         workers=max(1, int(getattr(args, "workers", 1) or 1)),
-        **hooks,
     )
-    ctx.options["reader_describe"] = settings.describe()
-    return ctx
+
+
+def _context_of_args(args: argparse.Namespace, out: Path | None = None, shard=None, **hooks):
+    """A shard's BenchContext on a Ray worker, from the command line's values (shipped by reference)."""
+    return bench_context(bench_request(args), out=out, shard=shard, **hooks)
 
 
 def _run_bench(args) -> int:
-    from core.eval import run_benchmark
-    from core.shards import parse_shard
+    from core.benchmarks.runner import run_benchmark
+    from core.benchmarks.shards import parse_shard
 
     if args.shard and args.ray:
         print("--shard and --ray do not go together (--ray runs every shard)", file=sys.stderr)
@@ -163,15 +110,15 @@ def _run_bench(args) -> int:
         print(err, file=sys.stderr)
         return 2
     if args.ray:
-        from core.bench_ray import run_on_ray
+        from core.benchmarks.ray_runner import run_on_ray
 
         try:
-            summary = run_on_ray(args, bench_context)
+            summary = run_on_ray(args, _context_of_args)
         except ConnectionError as err:  # no cluster at that address: one line, not a traceback
             print(f"ray: cannot join the cluster at {args.ray!r}: {err}", file=sys.stderr)
             return 2
     else:
-        summary = run_benchmark(bench_context(args, shard=shard))
+        summary = run_benchmark(bench_context(bench_request(args), shard=shard))
     print(json.dumps({"results": summary["results"], "out": str(args.out)}, indent=2, default=str))
     return 0
 
@@ -188,7 +135,7 @@ def _add_bench_merge(sub) -> None:
 
 
 def _run_bench_merge(args) -> int:
-    from core.bench_merge import MergeError, compare_runs, merge_runs
+    from core.benchmarks.merge import MergeError, compare_runs, merge_runs
 
     try:
         summary = merge_runs(args.dirs, args.out)
@@ -209,7 +156,7 @@ def _run_bench_merge(args) -> int:
 # -- info ----------------------------------------------------------------------------------------
 def _add_info(sub) -> None:
     p = sub.add_parser("info", help="which LLM backend is configured, and whether it answers")
-    _add_llm_options(p)
+    add_llm_options(p)
     p.add_argument("--ping", action="store_true", help="send a tiny request and time it")
     p.add_argument("--speed", action="store_true", help="time the model load and generation (tokens per second)")
     p.set_defaults(func=_run_info)
@@ -401,7 +348,7 @@ def _add_chat(sub) -> None:
     p.add_argument("--reply-check", action=argparse.BooleanOptionalAction, default=True,
                    help="repair each reply as the Chat page does (core.reply_check: echoes of the user's message out, "
                         "the user's facts in the second person; the method's own text is recorded as draft)")
-    _add_llm_options(p)
+    add_llm_options(p)
     p.set_defaults(func=_run_chat)
 
 
@@ -480,7 +427,7 @@ def _add_annotation(sub) -> None:
 def _add_votes(sub) -> None:
     from core.votes.cli import add_parsers
 
-    add_parsers(sub, _add_llm_options, lambda args: make_toolkit(llm_settings_from_args(args)))
+    add_parsers(sub, add_llm_options, lambda args: make_toolkit(llm_settings_from_args(args)))
 
 
 def _add_db(sub) -> None:

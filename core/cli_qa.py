@@ -67,7 +67,7 @@ def _run_judge_agreement(args) -> int:
     judge = QAJudge(factory(None)) if factory is not None and args.judge != "reader" else None
     import time
 
-    from core.eval import code_version
+    from core.benchmarks.runner import code_version
 
     out = {"date": time.strftime("%Y-%m-%d"), "command": "python -m core " + " ".join(args.argv),
            "code_version": code_version(), "labels_file": paths.portable_path(args.labels), **judge_agreement(judge, rows)}
@@ -93,7 +93,7 @@ def _add_qa_report(sub) -> None:
 
 def _run_qa_report(args) -> int:
     from core.benchmarks.qa_report import summarise
-    from core.eval import read_items
+    from core.benchmarks.runner import read_items
 
     items = read_items(args.folder / "items.jsonl")
     report = summarise(items, boot=args.boot)

@@ -421,7 +421,7 @@ def slowest_responses(users: list[User], t0: float, n: int = 20) -> list[dict]:
 
 
 def measure(args) -> dict:
-    from core.eval import code_version
+    from core.benchmarks.runner import code_version
 
     phases, t0 = {}, time.perf_counter()
     extra = dict(kv.split("=", 1) for kv in args.app_env)

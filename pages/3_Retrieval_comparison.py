@@ -10,9 +10,9 @@ from pathlib import Path
 import plotly.express as px
 import streamlit as st
 
-from core.eval import read_run
+from core.benchmarks.runner import read_run
 from core.embedders import display_name
-from core.methods.calibration import sgmem_settings
+from core.methods import sgmem_settings
 from ui import conversations, icons, knowledge, owner, resources, runs, safe, state, warmup
 from ui import kg as ui_kg
 from ui import mcts as mcts_ui

@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.data.mtbench import load_mtbench, stratified
-from core.eval import BenchContext
+from core.benchmarks.runner import BenchContext
 from core.methods import METHODS
 from core.paths import SHARED_DIR
 from ui import icons, metrics as um

@@ -54,9 +54,9 @@ def hybrid_grid(quick: bool):
 
 
 def chunkfusion_grid(embedder_name: str):
-    """The calibrated +h settings of each level (core.methods.calibration), with BM25 over whole
+    """The calibrated +h settings of each level (core.methods.sgmem.calibration), with BM25 over whole
     chunks mixed into the chunk score at several weights (0 = the graph alone)."""
-    from core.methods.calibration import hybrid_settings
+    from core.methods.sgmem.calibration import hybrid_settings
 
     seen = set()
     for level in LEVELS:

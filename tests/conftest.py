@@ -175,8 +175,8 @@ def llama_server():
 @pytest.fixture
 def register_benchmark(monkeypatch):
     """`register(name, run)`: for one test, a throwaway module whose `run` is the benchmark `name`
-    in core.eval.BENCHMARKS, loaded by the runner as a real benchmark is."""
-    from core import eval as bench
+    in core.benchmarks.runner.BENCHMARKS, loaded by the runner as a real benchmark is."""
+    from core.benchmarks import runner as bench
 
     def register(name: str, run) -> None:
         module = types.ModuleType(f"test_benchmark_{name.replace('-', '_')}")

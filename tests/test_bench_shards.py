@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from core import cli
-from core.bench_merge import MergeError, merge_runs
-from core.eval import read_run
+from core.benchmarks.merge import MergeError, merge_runs
+from core.benchmarks.runner import read_run
 from core.retrieval.report import level_rows
-from core.shards import Shard, parse_shard, shard_of, split
+from core.benchmarks.shards import Shard, parse_shard, shard_of, split
 
 REPO = Path(__file__).resolve().parent.parent
 METHODS = "rag-t,bm25-r,sgmem-s"
@@ -38,7 +38,8 @@ def test_split_is_disjoint_covering_and_stable_across_processes():
     assert all(len(p) > 100 for p in parts)  # SHA-1 spreads the ids evenly enough
     assert [Shard(k, 3).owns("conv-26#0") for k in range(3)].count(True) == 1
     # another interpreter (another hash salt) puts every id in the same shard
-    code = "import sys, json; from core.shards import shard_of; print(json.dumps([shard_of(i, 3) for i in json.load(sys.stdin)]))"
+    code = ("import sys, json; from core.benchmarks.shards import shard_of; "
+            "print(json.dumps([shard_of(i, 3) for i in json.load(sys.stdin)]))")
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(ids), cwd=REPO, capture_output=True, text=True,
                          timeout=60, env={"PYTHONHASHSEED": "123", "PATH": ""})
     assert out.returncode == 0, out.stderr
@@ -65,7 +66,7 @@ def test_shard_and_ray_do_not_go_together(tmp_path, capsys):
 
 
 def test_a_benchmark_without_summarise_refuses_shards(tmp_path, register_benchmark):
-    from core import eval as bench
+    from core.benchmarks import runner as bench
 
     register_benchmark("plain", lambda ctx: bench.BenchResult(results={}))
     data = tmp_path / "d.json"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import eval as bench
+from core.benchmarks import runner as bench
 
 REPO = Path(__file__).resolve().parent.parent
 

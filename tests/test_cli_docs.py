@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from core.cli import build_parser
-from core.eval import BENCHMARKS
+from core.benchmarks.runner import BENCHMARKS
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_DOC = (REPO / "docs/cli.md").read_text()

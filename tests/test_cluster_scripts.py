@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from core.bench_merge import merge_runs
+from core.benchmarks.merge import merge_runs
 
 REPO = Path(__file__).resolve().parent.parent
 CLUSTER = REPO / "scripts" / "cluster"

@@ -84,7 +84,7 @@ def _lme_item(qid, question, answer, sessions):
 
 
 def test_dsm_updates_benchmark_on_a_tiny_file(tmp_path):
-    from core.eval import BenchContext, read_run, run_benchmark
+    from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 
     def turn(role, text, has=False):
         return {"role": role, "content": text, "has_answer": has}
@@ -171,7 +171,7 @@ def test_dsm_updates_reads_the_value_an_answer_states(tmp_path):
 
 @pytest.mark.slow
 def test_dsm_updates_on_real_longmemeval(shared_data, tmp_path):
-    from core.eval import BenchContext, run_benchmark
+    from core.benchmarks.runner import BenchContext, run_benchmark
 
     ctx = BenchContext("dsm-updates", shared_data / "longmemeval" / "longmemeval_oracle_dev.json", tmp_path, ["dsm"],
                        2, 0, options={}, progress=False)

@@ -166,7 +166,7 @@ def test_hybrid_defaults_are_valid():
 
 # -- LongMemEval-S, one haystack end to end ----------------------------------------------------------
 def test_longmemeval_s_haystack_end_to_end(tmp_path, shared_data):
-    from core.eval import BenchContext, read_run, run_benchmark
+    from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 
     data = shared_data / "longmemeval" / "longmemeval_s_subset.json"
     if not data.is_file():
@@ -226,7 +226,7 @@ def test_indexing_warms_the_model_behind_the_cache(tmp_path):
 def test_calibrated_sgmem_stays_the_papers_mean_and_levels_get_their_own_settings():
     """sgmem-* keeps section 3.4 (dense seeds, chunk = mean of its reached sentences) whatever the
     calibration; +h and hybrid read the per-level tables; a dict of settings is picked by level."""
-    from core.methods.calibration import MINILM, MPNET, SGMEM_HYBRID, retrieval_options
+    from core.methods.sgmem.calibration import MINILM, MPNET, SGMEM_HYBRID, retrieval_options
 
     for name in (MINILM, MPNET, "some-other-model"):
         options = retrieval_options("locomo", name)

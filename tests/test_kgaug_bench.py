@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.eval import BenchContext, load_benchmark, run_benchmark
+from core.benchmarks.runner import BenchContext, load_benchmark, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
 from core.resources import HashingEmbedder

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from core import eval as bench
+from core.benchmarks import runner as bench
 from core.dialogue import Dialogue, Reply, Turn
 from core.llm import cost
 from core.llm.fake import ScriptedLLM

@@ -56,7 +56,7 @@ def test_mcts_finds_on_topic_knowledge(kb_setup, embedder):
 
 
 def test_knowledge_retrieval_benchmark_end_to_end(kb_setup, embedder, shared_data, tmp_path):
-    from core.eval import BenchContext, run_benchmark
+    from core.benchmarks.runner import BenchContext, run_benchmark
 
     _, path, cache = kb_setup
     llm = ScriptedLLM(_reply_by_relation, scorer=_scorer)

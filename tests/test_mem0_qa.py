@@ -22,7 +22,7 @@ def reader_and_extractor(messages):
 
 
 def test_mem0_answers_from_its_memories_dated_within_the_budget(tmp_path):
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     summary = _run(tmp_path, ScriptedLLM(reader_and_extractor), ["base", "mem0"], budget=40)

@@ -10,7 +10,7 @@ import pytest
 from nli_helpers import write_tiny_nli_model
 
 from core.data.mtbench import MTBenchDialogue, MTBenchRound, load_mtbench, stratified
-from core.eval import BenchContext, read_run, run_benchmark
+from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.metrics.lexical import token_f1
 from core.methods import Toolkit

@@ -32,7 +32,7 @@ def test_page_lists_run_and_shows_table_figures_and_drilldown(runs_dir):
     table = at.dataframe[0].value
     assert list(table["method"]) == ["golden", "base"]
     assert {"CS", "DER", "Word F1", "BLEU", "ROUGE-L"} <= set(table.columns)
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.metrics.report import summarise
 
     _, items = read_run(runs_dir / "fixture")

@@ -80,7 +80,7 @@ def test_pack_keeps_rank_order_until_the_budget_overflows():
 def test_locomo_qa_default_methods_are_the_bars_and_few():
     """The default run is what the bar measures: base, rag-t and a memory method, and at most three
     methods that answer (each costs ~3 s a question on 2 cores; 150 questions in 40 minutes)."""
-    from core.eval import load_benchmark
+    from core.benchmarks.runner import load_benchmark
 
     defaults = load_benchmark("locomo-qa").DEFAULT_METHODS.split(",")
     assert {"base", "rag-t", "sgmem-t+h"} <= set(defaults)
@@ -153,7 +153,7 @@ def _locomo_file(tmp_path):
 
 
 def _run(tmp_path, llm, methods, out="out", budget=20, window=0, resume=True, judge=None, anchor_time="on"):
-    from core.eval import BenchContext, run_benchmark
+    from core.benchmarks.runner import BenchContext, run_benchmark
     from core.methods import Toolkit
     from core.resources import load_embedder
 
@@ -176,7 +176,7 @@ def _reader_by_question(messages):
 
 
 def test_locomo_qa_end_to_end_items_scores_and_bad_input(tmp_path):
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     llm = ScriptedLLM(_reader_by_question)
@@ -206,7 +206,7 @@ def test_locomo_qa_end_to_end_items_scores_and_bad_input(tmp_path):
 
 
 def test_locomo_qa_full_fits_a_large_window_and_identical_prompts_share_a_call(tmp_path):
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     llm = ScriptedLLM(_reader_by_question)
@@ -221,7 +221,7 @@ def test_locomo_qa_full_fits_a_large_window_and_identical_prompts_share_a_call(t
 
 
 def test_locomo_qa_resumes_after_a_kill_and_refuses_other_settings(tmp_path):
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     first = ScriptedLLM(_reader_by_question)
@@ -242,7 +242,7 @@ def test_locomo_qa_resumes_after_a_kill_and_refuses_other_settings(tmp_path):
 
 
 def test_locomo_qa_with_a_judge_records_verdicts_and_missing_ones(tmp_path):
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     def judge_rule(messages):
@@ -294,7 +294,7 @@ def test_report_recomputes_the_summary_from_items():
 
 
 def test_longmemeval_qa_on_the_oracle_file_with_per_type_judging(tmp_path, shared_data):
-    from core.eval import BenchContext, read_run, run_benchmark
+    from core.benchmarks.runner import BenchContext, read_run, run_benchmark
     from core.llm.fake import ScriptedLLM
     from core.methods import Toolkit
     from core.resources import load_embedder
@@ -328,7 +328,7 @@ def test_longmemeval_qa_on_the_oracle_file_with_per_type_judging(tmp_path, share
 
 def test_memory_methods_answer_from_their_own_memory(tmp_path):
     """dsm / dsmart read one shared D-SMART graph of the conversation; mcts-t walks its sentences."""
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     summary = _run(tmp_path, ScriptedLLM(_reader_by_question), ["dsm", "dsmart", "mcts-t"], budget=60)
@@ -359,7 +359,7 @@ def test_ranked_layout_puts_the_best_piece_last_with_its_date():
 def test_time_anchoring_is_one_rendering_for_every_method_on_off_or_both(tmp_path):
     """--anchor-time on: every method's turns reach the reader with "last week" resolved; off: as
     said for all, SGMem included; both: each method twice from one memory build."""
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.llm.fake import ScriptedLLM
 
     anchored = "I adopted a cat named Pixel last week (the week before 8 May 2023)."

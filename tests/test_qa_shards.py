@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 
-from core.bench_merge import MergeError, compare_runs, merge_runs
+from core.benchmarks.merge import MergeError, compare_runs, merge_runs
 from core.benchmarks.qa_common import TIMED_FIELDS, item_id
-from core.eval import BenchContext, read_run, run_benchmark
+from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
-from core.shards import Shard
+from core.benchmarks.shards import Shard
 
 CITIES = ["Lisbon", "Oslo", "Lima", "Quito", "Riga", "Bern", "Cairo", "Dakar", "Hanoi", "Perth", "Sofia", "Tunis"]
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from core import eval as bench
+from core.benchmarks import runner as bench
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
 

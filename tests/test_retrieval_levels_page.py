@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.eval import BenchContext, run_benchmark
+from core.benchmarks.runner import BenchContext, run_benchmark
 from tests.conftest import REPO
 from tests.test_data_loaders import tiny_locomo
 
@@ -48,7 +48,7 @@ def test_runs_tab_charts_a_saved_levels_summary(app_env, tmp_path, monkeypatch):
     import json
 
     import ui.retrieval as ur
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.retrieval.report import level_summary
 
     run = tmp_path / "runs" / "r1"
@@ -78,7 +78,7 @@ def test_a_small_benchmark_runs_on_the_page_and_is_charted(app_env, tmp_path, mo
     """A first visit has no run: the page offers a small `bench locomo-retrieval` on one LoCoMo
     conversation, shows its progress, and charts the finished run (issue 41)."""
     import ui.retrieval as ur
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
 
     runs = tmp_path / "runs"
     monkeypatch.setenv("WORKBENCH_RUNS", str(runs))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.eval import BenchContext, read_run, run_benchmark
+from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
 

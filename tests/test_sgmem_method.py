@@ -8,7 +8,7 @@ from dataclasses import replace
 import json
 
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
-from core.eval import BenchContext, read_run, run_benchmark
+from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.sgmem.config import SGMemConfig
@@ -143,7 +143,7 @@ def test_longmemeval_retrieval_bench_end_to_end(tmp_path):
 
 def test_sgmem_h_chat_method_seeds_the_graph_from_bm25_and_dense_and_says_it_is_not_the_paper():
     from core.methods import METHODS, method_class
-    from core.methods.calibration import hybrid_settings
+    from core.methods.sgmem.calibration import hybrid_settings
 
     assert "sgmem-h" in METHODS and "sgmem" in METHODS  # beside the paper's, not instead
     assert "not in the paper" in method_class("sgmem-h").label
@@ -160,7 +160,7 @@ def test_sgmem_h_chat_method_seeds_the_graph_from_bm25_and_dense_and_says_it_is_
 
 
 def test_retrieval_benchmarks_run_the_hybrid_beside_the_paper_s_by_default():
-    from core.eval import load_benchmark
+    from core.benchmarks.runner import load_benchmark
 
     for name in ("locomo-retrieval", "longmemeval-retrieval"):
         defaults = load_benchmark(name).DEFAULT_METHODS.split(",")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.eval import BenchContext, run_benchmark
+from core.benchmarks.runner import BenchContext, run_benchmark
 from tests.conftest import REPO
 from tests.test_data_loaders import tiny_locomo
 

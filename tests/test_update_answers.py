@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.benchmarks.dsm_check import judge
-from core.eval import BenchContext, read_run, run_benchmark
+from core.benchmarks.runner import BenchContext, read_run, run_benchmark
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
 

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.eval import read_run
+from core.benchmarks.runner import read_run
 from ui import conversations, resources, runs, safe
 
 FACT_RUNS = ("hybridialogue-facts", "mtbench")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.eval import read_run
+from core.benchmarks.runner import read_run
 from core.metrics.report import per_task, per_turn, summarise
 from ui import runs
 
@@ -157,7 +157,7 @@ class BackgroundRun:
         self._thread = threading.Thread(target=self._work, daemon=True)
 
     def _work(self) -> None:
-        from core.eval import run_benchmark
+        from core.benchmarks.runner import run_benchmark
         from core.llm.fair_queue import BACKGROUND, caller
 
         try:

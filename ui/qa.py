@@ -12,7 +12,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.benchmarks import qa_report
-from core.eval import read_items
+from core.benchmarks.runner import read_items
 from ui import runs, safe
 
 QA_BENCHMARKS = ("locomo-qa", "longmemeval-qa")

@@ -8,6 +8,7 @@ vis-network's canvas and innerText); scripts are inlined (`cdn_resources="in_lin
 from __future__ import annotations
 
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ def _build(name: str, dialogue: Dialogue, sgmem_config, choice: str, provider=No
     """One index of `dialogue` with the embedder `choice` (no Streamlit calls: this also runs in the
     background builder); `report(done, total)` hears how many new texts are embedded."""
     from core.embedders import display_name
-    from core.methods.calibration import retrieval_options
+    from core.methods.sgmem.calibration import retrieval_options
 
     embedder = None if name.startswith("bm25") else shared_cached_embedder(choice)  # BM25 needs no model
     options = retrieval_options("locomo", display_name(choice), sgmem=sgmem_config)  # +h and hybrid: per embedder
@@ -229,18 +230,29 @@ def small_run_argv(data: Path, out: Path, conversation: str, questions: int, emb
             "--limit", str(int(questions)), "--conversations", conversation, "--embedder", embedder, "--quiet"]
 
 
+def small_run_request(data: Path, out: Path, conversation: str, questions: int, embedder: str):
+    """The page's small run as a BenchRequest: the same run, settings and recorded command as
+    `python -m core` with small_run_argv (the LLM from the WORKBENCH_LLM_* variables, as the command
+    line reads them; these retrievers never call it)."""
+    from core.benchmarks.request import BenchRequest, benchmark_options
+    from core.config import llm_settings_from
+
+    return BenchRequest(benchmark="locomo-retrieval", data=data, out=out, methods=SMALL_RUN_METHODS,
+                        llm=llm_settings_from(os.environ),
+                        options=benchmark_options("locomo-retrieval", conversations=conversation),
+                        limit=int(questions), progress=False, embedder=embedder,
+                        argv=tuple(small_run_argv(data, out, conversation, questions, embedder)))
+
+
 def start_small_run(data: Path, conversation: str, questions: int, embedder: str, root: Path):
-    """`bench locomo-retrieval` on one conversation of a LoCoMo file, in a worker thread, built by the
-    command line's own parser (the same run `python -m core bench ...` makes); the page polls the
-    returned BackgroundRun for its progress bar."""
-    from core.cli import bench_context, build_parser
+    """`bench locomo-retrieval` on one conversation of a LoCoMo file, in a worker thread, from the
+    request small_run_request makes (the same run `python -m core bench ...` makes); the page polls
+    the returned BackgroundRun for its progress bar."""
+    from core.benchmarks.request import bench_context
     from ui.metrics import BackgroundRun
 
     out = root / f"locomo-retrieval-{conversation}-{time.strftime('%Y%m%d-%H%M%S')}"
-    argv = small_run_argv(data, out, conversation, questions, embedder)
-    args = build_parser().parse_args(argv)
-    args.argv = argv
-    ctx = bench_context(args)
+    ctx = bench_context(small_run_request(data, out, conversation, questions, embedder))
     job = BackgroundRun(ctx, total=int(questions))
     ctx.on_plan = lambda n: setattr(job, "total", n)  # fewer when the conversation has fewer questions
     return job.start()

@@ -38,7 +38,7 @@ from collections import Counter
 from dataclasses import replace
 
 from core.benchmarks import dsm_check as check
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.methods.dsmart.config import DSMConfig
 
 DEFAULT_METHODS = "dsm"

@@ -21,7 +21,7 @@ import hashlib
 import time
 from collections import defaultdict
 
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.metrics.fact_types import LABELS
 
 DEFAULT_METHODS = "nli"

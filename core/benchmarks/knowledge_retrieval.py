@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from core.eval import BenchResult
+from core.benchmarks.runner import BenchResult
 
 DEFAULT_METHODS = "mcts,mcts-no-reasoner,mcts-no-bridging,dense,bm25,sgmem"
 MCTS_ROWS = ("mcts", "mcts-no-reasoner", "mcts-no-bridging")

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from core.data.mtbench import load_mtbench, stratified
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 
 DEFAULT_METHODS = "base,dsm,rt,dsmart"
 
@@ -152,7 +152,7 @@ def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
 
 
 def _aggregate(items: list[dict]) -> dict:
-    from core.eval import summarise_samples
+    from core.benchmarks.runner import summarise_samples
     from core.llm.cost import totals
 
     lat = summarise_samples(i["latency_s"] for i in items)

@@ -12,12 +12,12 @@ a sample stratified by category. Resumable and shardable (see core.benchmarks.qa
 from __future__ import annotations
 
 from core.benchmarks.qa_common import QAConversation, QAFormat, QAQuestion, add_qa_arguments, run_qa, stratified_sample
-# shardable (core.eval.shardable): a row is one (question, method), a shard takes whole questions,
+# shardable (core.benchmarks.runner.shardable): a row is one (question, method), a shard takes whole questions,
 # and the figures come from the rows alone (qa_common.summarise)
 from core.benchmarks.qa_common import MERGE_EXTRA, TIMED_FIELDS, item_id, summarise  # noqa: F401
 from core.benchmarks.qa_sources import Piece
 from core.data.locomo import load_locomo
-from core.eval import BenchResult
+from core.benchmarks.runner import BenchResult
 from core.llm.prompts import render_prompt
 from core.metrics.qa import locomo_scores
 

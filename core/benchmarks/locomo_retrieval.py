@@ -7,7 +7,7 @@ category 5 (adversarial) is reported separately under `by_category`. With --qa, 
 top-K context is answered and judged (SGMem prompts B.1/B.2) by the configured LLM.
 
 Items are questions (id: the qid, "conv-26#3"); the figures are computed from the items alone
-(`summarise`), so shards of a run merge into the single run's figures (core.bench_merge). A shard
+(`summarise`), so shards of a run merge into the single run's figures (core.benchmarks.merge). A shard
 indexes every conversation its questions come from.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from core.data.locomo import load_locomo
-from core.eval import BenchResult
+from core.benchmarks.runner import BenchResult
 from core.benchmarks import retrieval_common as ev
 
 # sgmem-*+h: the hybrid sentence graph, not in the paper (docs/retrieval.md), beside the paper's sgmem-*

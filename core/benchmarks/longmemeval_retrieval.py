@@ -8,7 +8,7 @@ file every haystack session is an answer session, so session recall is trivially
 turn recall is the informative figure; the S file has ~50 sessions per question.
 
 Items are questions (id: question_id), each with its own haystack; the figures are computed from the
-items alone (`summarise`), so shards of a run merge into the single run's figures (core.bench_merge).
+items alone (`summarise`), so shards of a run merge into the single run's figures (core.benchmarks.merge).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import gc
 import time
 
 from core.data.longmemeval import is_abstention, load_longmemeval, session_of
-from core.eval import BenchResult
+from core.benchmarks.runner import BenchResult
 from core.benchmarks import retrieval_common as ev
 
 # sgmem-*+h: the hybrid sentence graph, not in the paper (docs/retrieval.md), beside the paper's sgmem-*

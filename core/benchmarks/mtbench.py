@@ -13,7 +13,7 @@ Any method in core.methods.METHODS works by name; `--limit N` picks N dialogues 
 the 13 tasks, so a small limit still covers them all. `--reuse DIR` rescores the answers of an
 earlier run (same data and mode) instead of generating them again, e.g. with a newer NLI model.
 
-Shardable (`bench mtbench --shard K/N`, core.shards): an item is one (method, dialogue, turn) row and
+Shardable (`bench mtbench --shard K/N`, core.benchmarks.shards): an item is one (method, dialogue, turn) row and
 the shard is chosen by the dialogue, so a shard scores whole dialogues (one NLI pass each) for every
 method; the figures come from the rows alone, in the planned order (`summarise`). Python's and
 torch's random state is seeded per (method, dialogue) from --seed, not once per run, so a shard
@@ -32,7 +32,7 @@ from typing import Any, Callable
 from core.config import GenerationSettings
 from core.data.mtbench import NEED_REF_TASKS, MTBenchDialogue, load_mtbench, stratified
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.metrics.base import TurnSample
 from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
 from core.metrics.lexical import LEXICAL_METRICS

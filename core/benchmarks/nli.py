@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.metrics.nli import LABELS
 
 DEFAULT_METHODS = "nli"

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 
 DEFAULT_METHODS = "base,bm25,kaping,triton,triton-c"
 KNOWN = ("base", "bm25", "kaping", "triton", "triton-c")

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from core.data.opendialkg import LoadStats, in_split, iter_opendialkg
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.methods.kgaug.candidates import CandidateSettings, gather
 from core.methods.kgaug.triples import canonical, verbalize
 from core.metrics.ranking import linking_counts, ranking_metrics, summarise

@@ -10,7 +10,7 @@ one call (temperature 0: the same prompt gives the same answer); the item says `
 Resumable: rows already in items.jsonl with the same run key (reader, judge, budget, prompt,
 data) are kept and their (method, question) pairs skipped; a row cut off by a kill is dropped.
 
-Shardable (`bench NAME --shard K/N`, core.shards): an item is one (question, method) row, but the
+Shardable (`bench NAME --shard K/N`, core.benchmarks.shards): an item is one (question, method) row, but the
 shard is chosen by the question, so every method of a question is answered in one shard. The
 figures come from the rows alone, in the planned order (`summarise`), so merged shards, a resumed
 run and a single run give the same figures.
@@ -32,7 +32,7 @@ ANCHOR_TIME = ("on", "off", "both")
 AS_SAID = "/as-said"  # --anchor-time both: the method's rows without anchoring carry this suffix
 LAYOUTS = ("dialogue", "ranked")
 # What each run measures afresh (a rerun or a shard times it again), in the rows and in the results:
-# left out when a merge is checked against the single run (core.bench_merge.compare_runs).
+# left out when a merge is checked against the single run (core.benchmarks.merge.compare_runs).
 TIMED_FIELDS = frozenset({"retrieve_s", "answer_s", "batch_s", "latency_s", "latency_p50_s", "latency_p95_s"})
 # Extra summary fields that count a shard's work, not its rows: a merge adds them up or keeps the largest.
 MERGE_EXTRA = {"resumed_items": "sum", "cpu_s": "sum", "answer_wall_s": "max"}
@@ -326,7 +326,7 @@ def run_qa(ctx, conversations: list[QAConversation], fmt: QAFormat, benchmark: s
     from tqdm import tqdm
 
     from core.benchmarks import retrieval_common as ev
-    from core.eval import BenchResult
+    from core.benchmarks.runner import BenchResult
     from core.methods import Toolkit
     from core.metrics.qa_judge import QAJudge
 

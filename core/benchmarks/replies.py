@@ -35,7 +35,7 @@ from pathlib import Path
 
 from core.chat import SPEED_KEYS, ScriptStep, read_script, speed_medians
 from core.reply_check import ReplyCheckSettings
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.metrics import off_turn
 from core.metrics.conversing import CHECKS, TurnCase, TurnFlags, summarise_turns, turn_flags
 from core.metrics.reply_defects import (DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores,

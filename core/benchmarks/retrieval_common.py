@@ -119,7 +119,7 @@ def parse_ks(text: str) -> list[int]:
 def sgmem_config(options: dict, embedder_name: str = "") -> dict:
     """sgmem-* per chunk level: the paper's algorithm with the preset's limits, calibrated for the
     embedder (unless --sgmem-paper), then any --sgmem-* overrides."""
-    from core.methods.calibration import sgmem_levels
+    from core.methods.sgmem.calibration import sgmem_levels
 
     levels = sgmem_levels(options.get("sgmem_preset", "locomo"), embedder_name, not options.get("sgmem_paper"))
     overrides = {"knn_k": options.get("sgmem_k"), "hops": options.get("sgmem_h"),
@@ -174,7 +174,7 @@ def setup(ctx, methods: Sequence[str]) -> Setup:
             embedder.store([query], vec)
         return seconds
 
-    from core.methods.calibration import retrieval_options
+    from core.methods.sgmem.calibration import retrieval_options
 
     options = retrieval_options(ctx.options.get("sgmem_preset", "locomo"), inner.name,
                                 sgmem=sgmem_config(ctx.options, inner.name))

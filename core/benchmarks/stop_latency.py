@@ -21,7 +21,7 @@ import threading
 import time
 
 from core.data.mtbench import load_mtbench, stratified
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.llm import cancel as stopping
 from core.llm import cost
 

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 
 from core.benchmarks.dsm_check import answer_kind, judge
-from core.eval import BenchContext, BenchResult
+from core.benchmarks.runner import BenchContext, BenchResult
 
 DEFAULT_METHODS = "base,rag,dsm,dsmart"
 
@@ -86,7 +86,7 @@ def run(ctx: BenchContext) -> BenchResult:
 
 
 def aggregate(items: list[dict]) -> dict:
-    from core.eval import summarise_samples
+    from core.benchmarks.runner import summarise_samples
 
     def share(rows: list[dict], key: str) -> float:
         return sum(r[key] for r in rows) / len(rows) if rows else float("nan")

@@ -4,8 +4,12 @@ that listing methods imports nothing heavy. A new method adds one line here."""
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from core.methods.method import Method, Progress, ReplyStream, Toolkit
+
+if TYPE_CHECKING:  # the type alone: listing methods imports no method
+    from core.methods.sgmem.config import SGMemConfig
 
 METHODS: dict[str, str] = {
     "base": "core.methods.base:PlainMethod",
@@ -35,4 +39,13 @@ def create_method(name: str, tools: Toolkit, config=None) -> Method:
     return method_class(name)(tools, config)
 
 
-__all__ = ["METHODS", "Method", "Progress", "ReplyStream", "Toolkit", "create_method", "method_class"]
+def sgmem_settings(preset: str, embedder_name: str) -> SGMemConfig:
+    """SGMem's settings for a dataset preset ("locomo", "longmemeval"), calibrated for the embedder
+    (core.methods.sgmem.calibration): what a page starts its SGMem sliders from. Pages reach a
+    method's internals only through this registry; SGMem loads on the first call, as a method does."""
+    from core.methods.sgmem.calibration import sgmem_settings as calibrated
+
+    return calibrated(preset, embedder_name)
+
+
+__all__ = ["METHODS", "Method", "Progress", "ReplyStream", "Toolkit", "create_method", "method_class", "sgmem_settings"]

@@ -16,7 +16,7 @@ from core.retrieval.base import LEVEL_LETTER, ChunkLevel, Retriever, check_level
 from core.retrieval.fusion import FusionSettings, fuse, top_ids
 from core.retrieval.sparse import SparseIndex
 
-# For an embedder without its own calibration (core.methods.calibration): MiniLM's dev choice.
+# For an embedder without its own calibration (core.methods.sgmem.calibration): MiniLM's dev choice.
 HYBRID_CHUNK_FUSION = FusionSettings("convex", dense_weight=0.5)
 
 

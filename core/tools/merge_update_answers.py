@@ -33,7 +33,7 @@ def rejudge(items: list[dict], data: str) -> list[dict]:
 
 def merge(runs: list[str], rejudged: bool = False) -> dict:
     from core.benchmarks.update_answers import aggregate
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
 
     head, items, seen, parts = None, [], set(), []
     for run in runs:

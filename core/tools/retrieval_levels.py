@@ -25,7 +25,7 @@ def add_arguments(p) -> None:
 
 
 def main(args) -> int:
-    from core.eval import read_run
+    from core.benchmarks.runner import read_run
     from core.retrieval.report import LevelRow, level_summary, markdown
 
     summary, items, seen = None, [], set()

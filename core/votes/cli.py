@@ -30,7 +30,7 @@ def database(given: str | None) -> str:
 
 def add_parsers(sub, llm_options: Callable[[argparse.ArgumentParser], None], toolkit: Callable) -> None:
     """Register `votes` and `compare`. `llm_options(parser)` adds the LLM flags and `toolkit(args)`
-    builds the methods' toolkit from them (core/cli.py owns both)."""
+    builds the methods' toolkit from them (core/toolkit.py holds both; core/cli.py passes them)."""
     p = sub.add_parser("votes", help="blind votes on side-by-side replies: rankings, export, import")
     verbs = p.add_subparsers(dest="votes_command", required=True, metavar="ACTION")
 

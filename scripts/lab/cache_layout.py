@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from core.chat import ChatSession, read_script, run_script, summarise
-from core.cli import make_toolkit
+from core.toolkit import make_toolkit
 from core.config import LLMSettings
 
 

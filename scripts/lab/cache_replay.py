@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from core.chat import read_script
-from core.cli import make_toolkit
+from core.toolkit import make_toolkit
 from core.config import LLMSettings
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.base import LLM, Completion

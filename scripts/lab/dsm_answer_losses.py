@@ -45,7 +45,7 @@ from typing import get_args
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from core import cli  # noqa: E402
+from core import toolkit  # noqa: E402
 from core.chat import ChatSession, read_script, run_script, scored, summarise, user_steps  # noqa: E402
 from core.methods.dsmart.fragment import is_fact  # noqa: E402
 from core.methods.dsmart.rt_llm import TurnsInAnswer  # noqa: E402
@@ -267,7 +267,7 @@ def main() -> int:
                         help="--replay is a `bench replies` items.jsonl: the replies of this method only")
     parser.add_argument("--embedder", default="", help="sentence embedder (minilm, mpnet; default: the chat's)")
     parser.add_argument("--recall-embedder", default=None, help="the DSM's recall ranker (default: the chat's; '' = --embedder)")
-    cli._add_llm_options(parser)
+    toolkit.add_llm_options(parser)
     args = parser.parse_args()
     steps = read_script(args.script)
     transcript = None
@@ -277,7 +277,8 @@ def main() -> int:
         rows = [json.loads(line) for line in Path(args.replay).read_text(encoding="utf-8").splitlines() if line.strip()]
         rows = [r for r in rows if not args.replay_method or r.get("method") == args.replay_method]
         transcript = {(r["dialogue"], r["turn"]): r["reply"] for r in rows}
-    tools = cli.make_toolkit(cli.llm_settings_from_args(args), embedder=args.embedder, recall_embedder=args.recall_embedder)
+    tools = toolkit.make_toolkit(toolkit.llm_settings_from_args(args), embedder=args.embedder,
+                                 recall_embedder=args.recall_embedder)
     out = {"command": command_line(sys.argv[1:]), "script": args.script, "model": tools.llm.name,
            "embedder": args.embedder, "recall_embedder": args.recall_embedder, "pool": args.pool,
            "tree_weight": args.tree_weight, "max_tokens": args.max_tokens,

@@ -91,7 +91,7 @@ def main() -> int:
     p.add_argument("--kb", default="", help="knowledge-base file (default: the method's, the 50k GenericsKB sample)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    from core.cli import llm_settings_from_args, make_toolkit
+    from core.toolkit import llm_settings_from_args, make_toolkit
 
     ns = argparse.Namespace(backend=None, model=None, threads=None, base_url=None, strong=None, dtype=None)
     tools = make_toolkit(llm_settings_from_args(ns))

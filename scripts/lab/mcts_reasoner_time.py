@@ -31,7 +31,7 @@ def main() -> int:
     p.add_argument("--out", default="")
     args = p.parse_args()
     from core.benchmarks.knowledge_retrieval import contexts
-    from core.cli import llm_settings_from_args, make_toolkit
+    from core.toolkit import llm_settings_from_args, make_toolkit
     from core.llm import cost
     from core.methods.mcts.config import ReasonerSettings
     from core.methods.mcts.reasoner import Reasoner

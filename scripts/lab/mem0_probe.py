@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from core.cli import make_toolkit  # noqa: E402
+from core.toolkit import make_toolkit  # noqa: E402
 from core.config import LLMSettings  # noqa: E402
 from core.dialogue import Dialogue, Turn  # noqa: E402
 from core.methods import create_method  # noqa: E402

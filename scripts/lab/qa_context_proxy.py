@@ -22,7 +22,7 @@ from core.benchmarks import locomo_qa  # noqa: E402
 from core.benchmarks import retrieval_common as ev  # noqa: E402
 from core.benchmarks.qa_common import pack  # noqa: E402
 from core.benchmarks.qa_sources import make_sources  # noqa: E402
-from core.eval import BenchContext  # noqa: E402
+from core.benchmarks.runner import BenchContext  # noqa: E402
 from core.metrics.qa import normalize_answer  # noqa: E402
 
 

@@ -24,7 +24,7 @@ from core.resources import load_embedder
 from core.methods.retrievers import make_retriever
 from core.retrieval import RetrieverContext
 from core.retrieval.cache import CachedEmbedder
-from core.methods.calibration import retrieval_options
+from core.methods.sgmem.calibration import retrieval_options
 
 
 def main() -> int:

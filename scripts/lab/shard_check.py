@@ -1,5 +1,5 @@
 """One-off record for docs/benchmarks-cluster.md: a single run, its shards, their merge (and a Ray
-run) of one benchmark, compared with core.bench_merge.compare_runs; writes a small JSON to results/.
+run) of one benchmark, compared with core.benchmarks.merge.compare_runs; writes a small JSON to results/.
 
     .venv/bin/python scripts/lab/shard_check.py SINGLE MERGED [RAY] --shards S0 S1 S2 --out results/x.json
 """
@@ -12,8 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from core.bench_merge import compare_runs
-from core.eval import read_run
+from core.benchmarks.merge import compare_runs
+from core.benchmarks.runner import read_run
 
 
 def main() -> None:

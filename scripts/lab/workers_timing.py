@@ -13,8 +13,6 @@ Each variant builds into a fresh temporary cache, so nothing is read from an ear
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import resource
@@ -70,15 +68,21 @@ def kb_build(path: Path, limit: int, workers: int) -> dict:
 
 
 def haystacks(data: Path, n: int, methods: str, workers: int) -> dict:
-    from core import cli
+    """`bench longmemeval-retrieval` with `workers` embedding processes, run in this process through
+    the runner's request (core.benchmarks.request), so the workers are this process's children."""
+    from core.benchmarks.request import BenchRequest, bench_context, benchmark_options
+    from core.benchmarks.runner import run_benchmark
+    from core.config import llm_settings_from
 
     with tempfile.TemporaryDirectory(prefix="lme-workers-") as out:
         argv = ["bench", "longmemeval-retrieval", "--data", str(data), "--limit", str(n), "--methods", methods,
                 "--no-embedding-cache", "--quiet", "--out", out, "--workers", str(workers)]
-        with contextlib.redirect_stdout(io.StringIO()):  # the bench prints its whole summary
-            code, figures = _measured(lambda: cli.main(argv))
-        if code != 0:
-            raise SystemExit(f"bench failed ({code})")
+        request = BenchRequest(benchmark="longmemeval-retrieval", data=Path(data), out=Path(out),
+                               methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
+                               llm=llm_settings_from(os.environ),
+                               options=benchmark_options("longmemeval-retrieval", no_embedding_cache=True), limit=n,
+                               progress=False, argv=tuple(argv), workers=workers)
+        _, figures = _measured(lambda: run_benchmark(bench_context(request)))
         summary = json.loads((Path(out) / "summary.json").read_text())
     figures["index_s_per_haystack"] = {m: round(t["index"]["median_s"], 2) for m, t in summary["timings"].items() if "index" in t}
     figures["results"] = {m: {k: r.get(k) for k in ("recall@5", "recall@10")} for m, r in summary["results"].items()}
@@ -101,7 +105,7 @@ def main() -> int:
     p.add_argument("--out", default="")
     args = p.parse_args()
 
-    from core.eval import code_version
+    from core.benchmarks.runner import code_version
 
     out: dict = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} CPU cores, no GPU",
                  "code_version": code_version(),

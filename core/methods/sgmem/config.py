@@ -78,7 +78,7 @@ class SGMemConfig:
 LONGMEMEVAL_DEFAULTS = SGMemConfig(chunk_level="turn", knn_k=3, hops=1, max_sentences=15, gamma=1.0, top_k=5)
 LOCOMO_DEFAULTS = SGMemConfig(chunk_level="session", knn_k=1, hops=1, max_sentences=15, gamma=1.2, top_k=5)
 DATASET_DEFAULTS = {"longmemeval": LONGMEMEVAL_DEFAULTS, "locomo": LOCOMO_DEFAULTS}
-# Hybrid seeds (`sgmem-*+h`) for an embedder without its own calibration (core.methods.calibration):
+# Hybrid seeds (`sgmem-*+h`) for an embedder without its own calibration (core.methods.sgmem.calibration):
 # the values chosen for all-MiniLM-L6-v2 on the LoCoMo dev split (docs/retrieval.md).
 HYBRID_DEFAULTS = SGMemConfig(chunk_level="turn", knn_k=1, hops=1, max_sentences=15, top_k=5,
                               hybrid=FusionSettings("convex", dense_weight=0.7), aggregate="max")

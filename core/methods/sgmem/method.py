@@ -84,8 +84,8 @@ class SGMemHybridMethod(SGMemMethod):
                    "which retrieves better than the paper's on held-out LoCoMo); turns ranked by their best reached sentence.")
 
     def __init__(self, tools, config: SGMemConfig | None = None) -> None:
-        if config is None:  # the hybrid settings chosen for this embedder (core.methods.calibration)
-            from core.methods.calibration import hybrid_settings
+        if config is None:  # the hybrid settings chosen for this embedder (core.methods.sgmem.calibration)
+            from core.methods.sgmem.calibration import hybrid_settings
 
             chat = self.default_config()
             config = replace(hybrid_settings(getattr(tools.need_embedder(), "name", ""), "turn"), generation=chat.generation)

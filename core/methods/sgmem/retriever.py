@@ -236,7 +236,7 @@ def make_sgmem(spec: str, context) -> SGMemRetriever:
     spec, hybrid = (spec[:-2], True) if spec.endswith("+h") else (spec, False)
     level, memory = level_spec(spec)
     base = context.options.get("sgmem+h", HYBRID_DEFAULTS) if hybrid else context.options.get("sgmem", LOCOMO_DEFAULTS)
-    if isinstance(base, dict):  # settings per chunk level (core.methods.calibration)
+    if isinstance(base, dict):  # settings per chunk level (core.methods.sgmem.calibration)
         base = base.get(level, HYBRID_DEFAULTS if hybrid else LOCOMO_DEFAULTS)
     config = replace(base, chunk_level=level, memory=memory)
     return SGMemRetriever(context.need_embedder(), config, context.memory_provider)

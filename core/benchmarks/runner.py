@@ -25,7 +25,7 @@ import numpy as np
 from core import __version__
 from core.llm import cost as llm_cost
 from core.paths import REPO_ROOT, portable_path
-from core.shards import Shard, duplicates
+from core.benchmarks.shards import Shard, duplicates
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
 BENCHMARKS: dict[str, str] = {
@@ -58,7 +58,7 @@ class BenchContext:
     options: dict[str, Any] = field(default_factory=dict)  # benchmark-specific flags
     make_tools: Callable[[], Any] | None = None  # -> core.methods.Toolkit (loads models on demand)
     progress: bool = True
-    shard: Shard | None = None  # run only this shard's items (core.shards)
+    shard: Shard | None = None  # run only this shard's items (core.benchmarks.shards)
     on_plan: Callable[[int], None] | None = None  # told how many items this run will do (progress of a cluster run)
     on_item: Callable[[dict], None] | None = None  # told of each item written
     command: str = ""  # the command line that ran it, recorded in the summary (results name their command)

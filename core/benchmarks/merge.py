@@ -1,7 +1,7 @@
 """`python -m core bench-merge DIR... --out DIR`: join shard runs into the single run's summary.
 
-The shards (`bench NAME --shard K/N`, core.shards) must be of one benchmark, data file, code version
-and settings (seed, limit, methods and the rest; only where a run kept its caches may differ), and
+The shards (`bench NAME --shard K/N`, core.benchmarks.shards) must be of one benchmark, data file,
+code version and settings (seed, limit, methods and the rest; only where a run kept its caches may differ), and
 together hold every planned item exactly once. The joined items are written in the single run's
 order and the benchmark's own `summarise(items, settings)` computes the figures from them, as a
 single run does at its end, so the merged figures are the single run's, not an average of shard
@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from core.eval import load_benchmark, portable_settings, read_run, shardable, summarise_cost, summarise_timings
+from core.benchmarks.runner import load_benchmark, portable_settings, read_run, shardable, summarise_cost, summarise_timings
+from core.benchmarks.shards import duplicates
 from core.llm import cost as llm_cost
 from core.paths import portable_path
-from core.shards import duplicates
 
 # Settings that say where a run kept its files, how many threads it had or whether it started its
 # folder afresh (a resumable benchmark's --fresh), not what it measured.

@@ -34,10 +34,11 @@ PROGRESS_EVERY_S = 5.0
 def run_on_ray(args: argparse.Namespace, make_context: Callable[..., Any]) -> dict:
     """Run every shard of the benchmark on Ray and merge them into args.out; returns the summary.
     `make_context(args, out=, shard=, on_plan=, on_item=)` builds a shard's BenchContext on a worker
-    (the command line's, core.cli.bench_context; Ray ships it to the workers by reference)."""
+    (the command line's: core.benchmarks.request.bench_context of the request its flags make; Ray ships
+    it to the workers by reference)."""
     import ray
 
-    from core.bench_merge import merge_runs
+    from core.benchmarks.merge import merge_runs
 
     t0 = time.perf_counter()
     started = _connect(args.ray, args)
@@ -172,8 +173,8 @@ class BenchWorker:
 
     def run_shard(self, index: int, count: int) -> tuple[int, str, str]:
         """(index, summary.json text, items.jsonl text) of shard index/count."""
-        from core.eval import run_benchmark
-        from core.shards import Shard
+        from core.benchmarks.runner import run_benchmark
+        from core.benchmarks.shards import Shard
 
         with tempfile.TemporaryDirectory(prefix=f"bench-shard{index}-") as tmp:
             ctx = self.make_context(self.args, out=Path(tmp), shard=Shard(index, count),
