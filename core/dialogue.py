@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any, Final, Iterator
 
 USER, ASSISTANT = "user", "assistant"
 
@@ -89,6 +89,30 @@ class Dialogue:
         return self.sessions[-1].index if self.sessions else 0
 
 
+# The kinds of evidence and trace, as constants: the methods that make them and the pages that draw
+# them name the same value, and a page finds a trace's view by its kind (ui.screens), so a misspelt
+# kind fails where it is written instead of silently showing the plain table.
+EVIDENCE_TURN: Final = "turn"  # a dialogue turn (also a retrieval chunk level, core.retrieval)
+EVIDENCE_ROUND: Final = "round"  # a turn and the replies to it
+EVIDENCE_SESSION: Final = "session"  # a whole session
+EVIDENCE_SENTENCE: Final = "sentence"  # a DSM memory sentence
+EVIDENCE_FACT: Final = "fact"  # a fact of a reasoning tree (dsmart / rt) or an SGMem generated fact
+EVIDENCE_TRIPLE: Final = "triple"  # a knowledge-graph triple (kgaug; a dsmart link's triple)
+EVIDENCE_SUMMARY: Final = "summary"  # an SGMem session summary
+EVIDENCE_INSIGHT: Final = "insight"  # an SGMem insight over many sessions
+EVIDENCE_KNOWLEDGE: Final = "knowledge"  # a sentence of an MCTS knowledge base
+EVIDENCE_MEMORY: Final = "memory"  # a mem0 memory
+EVIDENCE_KINDS: Final = frozenset({EVIDENCE_TURN, EVIDENCE_ROUND, EVIDENCE_SESSION, EVIDENCE_SENTENCE, EVIDENCE_FACT,
+                                   EVIDENCE_TRIPLE, EVIDENCE_SUMMARY, EVIDENCE_INSIGHT, EVIDENCE_KNOWLEDGE, EVIDENCE_MEMORY})
+
+TRACE_PROMPT: Final = "prompt"  # only the messages sent (the default of core.methods.Method)
+TRACE_STEPS: Final = "steps"  # a list of retrieval steps (sgmem, mem0)
+TRACE_TREE: Final = "tree"  # a reasoning tree (dsmart / rt)
+TRACE_MCTS: Final = "mcts"  # MCTS search trees over a knowledge base
+TRACE_KG: Final = "kg"  # the stages of a KG-augmented retrieval (kgaug / kgaug-c)
+TRACE_KINDS: Final = frozenset({TRACE_PROMPT, TRACE_STEPS, TRACE_TREE, TRACE_MCTS, TRACE_KG})
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One retrieved item: a turn, sentence, chunk, triple, summary ... with its score."""
@@ -96,7 +120,7 @@ class Evidence:
     text: str
     score: float
     source: str  # where it came from: a turn id, a session id, a triple's subject ...
-    kind: str = "turn"  # turn | round | session | sentence | triple | summary | fact | insight | ...
+    kind: str = EVIDENCE_TURN  # one of EVIDENCE_KINDS
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -115,7 +139,7 @@ class TraceNode:
 
 @dataclass(frozen=True)
 class Trace:
-    kind: str  # "prompt" | "tree" | "steps" | ...
+    kind: str  # one of TRACE_KINDS (a stored reply keeps what its version wrote)
     nodes: tuple[TraceNode, ...] = ()
     prompt: tuple[dict[str, str], ...] = ()  # the messages sent for the final answer
 

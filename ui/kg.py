@@ -1,7 +1,7 @@
 """KG augmentation in the UI: the triples of a `kgaug` / `kgaug-c` reply as a small graph, the
 stages of its trace, and an OpenDialKG source for the Retrieval comparison page.
 
-The trace is data (`Trace(kind="kg")`); this module draws it. Entity and relation names come from
+The trace is data (`Trace(kind=TRACE_KG)`); this module draws it. Entity and relation names come from
 data files and user text, so every label and tooltip that reaches HTML goes through `html.escape`
 (vis-network renders tooltips as HTML); tables go through st.dataframe / st.text, which never
 interpret HTML. Scripts are inlined so the graph works offline.
@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 from pyvis.network import Network
 
-from core.dialogue import Evidence, Reply
+from core.dialogue import EVIDENCE_TRIPLE, Evidence, Reply
 from ui.graphs import offline_page
 
 LINKED = "#f58518"  # entities linked in the query
@@ -32,7 +32,7 @@ def short(text: str, limit: int = 36) -> str:
 def triple_rows(evidence) -> list[dict]:
     return [{"rank": e.meta.get("rank", i), "head": e.meta["head"], "relation": e.meta["relation"], "tail": e.meta["tail"],
              "score": round(e.score, 4), "hop": e.meta.get("hop"), "from": ", ".join(e.meta.get("from", []))}
-            for i, e in enumerate(evidence, 1) if e.kind == "triple" and "head" in e.meta]
+            for i, e in enumerate(evidence, 1) if e.kind == EVIDENCE_TRIPLE and "head" in e.meta]
 
 
 def triples_graph_html(evidence, linked: set[str] = frozenset(), height: str = "360px") -> str:

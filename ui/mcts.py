@@ -1,5 +1,5 @@
 """The MCTS retriever's search in the UI: the trees (pyvis, offline), a node table, the reasoner's
-inferences, and the notes of a search. The trace is data (`Trace(kind="mcts")`, built in core);
+inferences, and the notes of a search. The trace is data (`Trace(kind=TRACE_MCTS)`, built in core);
 this module only draws it. Text that reaches HTML (labels, tooltips) goes through html.escape;
 everything else goes through st.dataframe / st.text, which never interpret HTML."""
 

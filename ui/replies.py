@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.dialogue import Reply
 from core.llm.cost import totals
+from ui import screens
 
 
 def caption(reply: Reply) -> str:
@@ -77,32 +78,7 @@ def render_details(reply: Reply, key: str) -> None:
 
 
 def render_trace(reply: Reply, key: str = "") -> None:
-    trace = reply.trace
-    if trace is None:
+    if reply.trace is None:
         st.write("No trace.")
         return
-    if trace.kind == "tree" and trace.nodes:
-        from ui.trees import render_tree
-
-        render_tree(reply, key)
-        return
-    if trace.kind == "mcts" and trace.nodes:
-        from ui.mcts import render_trace as render_mcts
-
-        render_mcts(trace, key)
-        return
-    if trace.kind == "kg":  # kgaug / kgaug-c: rewrite, linked entities, the chosen triples as a graph
-        from ui.kg import render_kg_trace
-
-        render_kg_trace(reply, key)
-        return
-    if trace.nodes:
-        st.dataframe(
-            pd.DataFrame(
-                [{"id": n.id, "parent": n.parent, "depth": n.depth, "label": n.label, "value": n.value, "chosen": n.chosen} for n in trace.nodes]
-            ),
-            hide_index=True,
-        )
-    for m in trace.prompt:
-        st.markdown(f"**{m['role']}**")
-        st.text(m["content"])
+    screens.trace_view(reply.trace.kind).draw(reply, key)

@@ -20,7 +20,7 @@ import streamlit as st
 from core.conversation import MethodProgress, Queued, ReplyStored, ReplyText, RoundEvent, Working
 from core.llm.fair_queue import QueueFull, QueuePlace
 from core.methods import Progress
-from ui import safe
+from ui import safe, screens
 
 TICK = 0.5  # seconds between page updates while a method works unseen (also how soon a Stop is noticed)
 
@@ -67,19 +67,12 @@ def _draw_progress(status, box, event: Progress, started: float) -> str:
     percent = f" {event.fraction:.0%}" if event.fraction is not None else ""
     label = f"{event.stage}{percent}: {event.text}"
     status.update(label=f"{safe.literal(label)} ({time.perf_counter() - started:.0f} s)")
-    if event.trace is not None and (view := _partial_view(event.trace.kind)) is not None:
+    if event.trace is not None and (view := screens.trace_view(event.trace.kind).partial) is not None:
         with box.container():
             view(event.trace)
     elif event.lines:
         box.code("\n".join(event.lines[-40:]), language=None)  # a code block shows text as text
     return label
-
-
-def _partial_view(kind: str):
-    """The page's drawing of a method's partial trace, where the method has one."""
-    from ui import mcts
-
-    return {"mcts": getattr(mcts, "render_partial", None)}.get(kind)
 
 
 QUEUE_MARK = "⏳ Waiting for the model"  # the load test finds the line by it

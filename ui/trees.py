@@ -1,7 +1,7 @@
 """The Reasoning Tree of a D-SMART reply: an interactive tree (pyvis, offline), a node table, the
 subgraph and trajectory of any node, and per-stage timings.
 
-The trace is data (`Trace(kind="tree")`, stored as JSON with the reply); this module only draws it.
+The trace is data (`Trace(kind=TRACE_TREE)`, stored as JSON with the reply); this module only draws it.
 Dialogue text in node labels and tooltips is shown as text (see ui/graphs.py: pyvis's `tojson` and
 vis-network's canvas and innerText); everything else goes through st.dataframe / st.text, which never
 interpret HTML.

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 
 from core.data.mtbench import load_mtbench, stratified
-from core.dialogue import ASSISTANT, USER, Dialogue, Turn
+from core.dialogue import ASSISTANT, TRACE_TREE, USER, Dialogue, Turn
 from core.benchmarks.runner import BenchContext, BenchResult
 
 DEFAULT_METHODS = "base,dsm,rt,dsmart"
@@ -142,7 +142,7 @@ def _timed_turn(method, history: Dialogue, user: str, golden: str, llm) -> dict:
     item = {"latency_s": round(latency, 6), "maintenance_s": round(time.perf_counter() - t1, 6),
             "llm_calls": calls, "stages": {k: round(v, 4) for k, v in reply.timings.items()},
             "reply_chars": len(reply.text), "cost": reply.cost}
-    if reply.trace is not None and reply.trace.kind == "tree":
+    if reply.trace is not None and reply.trace.kind == TRACE_TREE:
         root = reply.trace.nodes[0].detail
         best = next(n for n in reply.trace.nodes if n.detail.get("best"))
         item["tree"] = {"nodes": len(reply.trace.nodes), "expansions": root["expansions"], "batches": root["batches"],

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Iterator
 
-from core.dialogue import Dialogue, Evidence, Reply, Trace, Turn
+from core.dialogue import TRACE_PROMPT, Dialogue, Evidence, Reply, Trace, Turn
 from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, Message
 from core.resources import Embedder
@@ -186,7 +186,7 @@ class Method(ABC):
             method=self.name,
             model=self.tools.llm.name,
             evidence=tuple(evidence),
-            trace=trace or Trace("prompt", prompt=prompt_record(messages)),
+            trace=trace or Trace(TRACE_PROMPT, prompt=prompt_record(messages)),
             timings=watch.timings,
             llm_calls=self.tools.llm.calls - calls_before,
         )

@@ -5,7 +5,7 @@ the top-K turns most similar to the query among those the window no longer shows
 from __future__ import annotations
 
 from core.config import RAGConfig
-from core.dialogue import Dialogue, Evidence, Reply, Turn
+from core.dialogue import EVIDENCE_TURN, Dialogue, Evidence, Reply, Turn
 from core.methods.layout import layout_prompt, memory_message, outside_window, shown_turn_ids
 from core.methods.method import Method, Stopwatch, turn_line
 from core.methods.render import chat_system, memory_notes
@@ -50,7 +50,7 @@ class RagMethod(Method):
                 text=f"{h.item['speaker'] or h.item['role'].capitalize()}: {self._shown(h.item)}",
                 score=h.score,
                 source=h.item["turn_id"],
-                kind="turn",
+                kind=EVIDENCE_TURN,
                 meta={"session": h.item["session"]},
             )
             for h in hits

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Literal
 
-from core.dialogue import USER, Dialogue, Evidence, Turn
+from core.dialogue import EVIDENCE_ROUND, EVIDENCE_SESSION, EVIDENCE_TURN, USER, Dialogue, Evidence, Turn
 from core.text import approx_tokens
 
 ChunkLevel = Literal["turn", "round", "session"]
-LEVELS: tuple[ChunkLevel, ...] = ("turn", "round", "session")
+LEVELS: tuple[ChunkLevel, ...] = (EVIDENCE_TURN, EVIDENCE_ROUND, EVIDENCE_SESSION)  # a chunk's level is its evidence's kind
 LEVEL_LETTER = {"turn": "t", "round": "r", "session": "s"}
 DIALOGUE_KINDS = frozenset(LEVELS)  # evidence kinds that point at dialogue turns
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from rdflib import RDF, Graph
 
-from core.dialogue import USER, Dialogue, Evidence, Reply, Turn
+from core.dialogue import EVIDENCE_SENTENCE, USER, Dialogue, Evidence, Reply, Turn
 from core.llm.prompts import render_prompt
 from core.methods.dsmart.config import DSMConfig, DsmMethodConfig
 from core.methods.dsmart.fragment import is_fact
@@ -169,7 +169,7 @@ class DsmMethod(DsmBacked):
         """The memory's facts as source sentences, the most relevant to `query` first."""
         graph = self.memory.graph
         lines = self.recall(query, graph, [t for t in graph if is_fact(t)])
-        return [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines[:k]]
+        return [Evidence(text=line.text, score=line.score, source="dsm", kind=EVIDENCE_SENTENCE) for line in lines[:k]]
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         gen = self.config.generation
@@ -186,7 +186,7 @@ class DsmMethod(DsmBacked):
             messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,
                                      memory_message(memory_text(lines), header=render_prompt("dsmart_answer")))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        evidence = [Evidence(text=line.text, score=line.score, source="dsm", kind="sentence") for line in lines]
+        evidence = [Evidence(text=line.text, score=line.score, source="dsm", kind=EVIDENCE_SENTENCE) for line in lines]
         return self._reply(text, watch, calls0, messages, evidence)
 
 

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field, replace
 from rdflib import Graph
 
 from core.config import GenerationSettings
-from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode
+from core.dialogue import (EVIDENCE_FACT, EVIDENCE_SENTENCE, EVIDENCE_TRIPLE, TRACE_TREE, Dialogue, Evidence, Reply, Trace,
+                           TraceNode)
 from core.llm import cancel as stopping
 from core.llm.base import Message
 from core.llm.cost import totals
@@ -119,7 +120,7 @@ class TreeResponder:
         # what the answer prompt showed (its memory lines), then the facts of the chosen state: what
         # the tree used, each with the words it came from (a short chat's lines may all be left out
         # of the prompt as its recent turns hold them, and the tree still used the facts)
-        shown = () if lines is None else tuple(Evidence(line.text, line.score, "dsm", "sentence") for line in lines)
+        shown = () if lines is None else tuple(Evidence(line.text, line.score, "dsm", EVIDENCE_SENTENCE) for line in lines)
         return Reply(
             text=text,
             method=self.method,
@@ -132,7 +133,7 @@ class TreeResponder:
 
     def tree_evidence(self, result: SearchResult, view: MemoryView) -> list[Evidence]:
         """The facts of the chosen state, valued by it (a method with a memory adds their sources)."""
-        return [Evidence(view.fact_line(t), float(result.best.value), "reasoning tree", "fact") for t in result.best.facts]
+        return [Evidence(view.fact_line(t), float(result.best.value), "reasoning tree", EVIDENCE_FACT) for t in result.best.facts]
 
     def linker(self) -> EntityLinker:
         """The entity linker, made on first use (spaCy loads then) under the config of that time."""
@@ -177,7 +178,7 @@ class DsmartMethod(DsmBacked):
             for t in view.expand(link.node, self.config.tree.expand_hops, self.config.tree.max_action_facts):
                 line = view.fact_line(t)
                 if all(e.text != line for e in out):
-                    out.append(Evidence(line, link.score, view.label(link.node), "triple", {"link": link.how}))
+                    out.append(Evidence(line, link.score, view.label(link.node), EVIDENCE_TRIPLE, {"link": link.how}))
         return out[:k]
 
     def tree_evidence(self, result: SearchResult, view: MemoryView) -> list[Evidence]:
@@ -189,7 +190,7 @@ class DsmartMethod(DsmBacked):
             found = sourced.get(triple)
             meta = {} if found is None else {"said": render(found), "said by": found.speaker,
                                              "round": None if found.turn_index is None else found.turn_index + 1}
-            out.append(Evidence(view.fact_line(triple), float(result.best.value), "reasoning tree", "fact", meta))
+            out.append(Evidence(view.fact_line(triple), float(result.best.value), "reasoning tree", EVIDENCE_FACT, meta))
         return out
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
@@ -278,7 +279,7 @@ def tree_trace(result: SearchResult, view: MemoryView, messages, config: RTConfi
         **info,
     })
     nodes[0] = TraceNode(nodes[0].id, nodes[0].label, None, nodes[0].value, 0, True, root_detail)
-    return Trace("tree", tuple(nodes), tuple({"role": m.role, "content": m.content} for m in messages))
+    return Trace(TRACE_TREE, tuple(nodes), tuple({"role": m.role, "content": m.content} for m in messages))
 
 
 def _node(state: State, view: MemoryView, chosen: bool, in_beam: bool, best: bool, answer: str) -> TraceNode:

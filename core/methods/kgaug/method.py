@@ -8,7 +8,7 @@ knowledge-enhanced prompt. The triples are the reply's evidence; the trace recor
 
 from __future__ import annotations
 
-from core.dialogue import ASSISTANT, Dialogue, Reply, Trace, TraceNode, Turn
+from core.dialogue import ASSISTANT, TRACE_KG, Dialogue, Reply, Trace, TraceNode, Turn
 from core.llm.base import Message
 from core.llm.prompts import render_prompt
 from core.methods.kgaug.config import KGAugConfig
@@ -91,7 +91,7 @@ class KGAugMethod(Method):
                                    dialogue=dialogue_lines(shown_context), query=retrieval.used_query)
             messages = [Message("user", prompt)]
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        trace = Trace("kg", nodes=trace_nodes(retrieval), prompt=prompt_record(messages))
+        trace = Trace(TRACE_KG, nodes=trace_nodes(retrieval), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, retrieval.evidence(pipeline.knowledge.kg), trace)
 
 

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.dialogue import Evidence
+from core.dialogue import EVIDENCE_TRIPLE, Evidence
 from core.llm import cost
 from core.methods.kgaug.candidates import Candidate, CandidateSettings, gather
 from core.methods.kgaug.graph import KnowledgeGraph
@@ -97,7 +97,7 @@ def triple_evidence(r: Ranked, kg: KnowledgeGraph, rank: int) -> Evidence:
         text=as_prompt_line(t),
         score=float(r.score),
         source=c.via,
-        kind="triple",
+        kind=EVIDENCE_TRIPLE,
         meta={"head": t.head, "relation": t.relation, "tail": t.tail, "hop": c.hop, "via": c.via, "rank": rank,
               "triple_key": t.key(), "from": kg.source_names(c.triple_id)},
     )

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from core.dialogue import Evidence
+from core.dialogue import EVIDENCE_KNOWLEDGE, Evidence
 from core.methods.mcts.kb import KnowledgeBase
 from core.methods.sgmem.config import SGMemConfig
 from core.resources import Embedder
@@ -33,7 +33,7 @@ class KBRetriever(ABC):
         """The k best KB sentences for `query`, best first."""
 
     def _evidence(self, sid: int, score: float, **meta) -> Evidence:
-        return Evidence(self.kb.texts[sid], float(score), f"kb:{sid}", "knowledge",
+        return Evidence(self.kb.texts[sid], float(score), f"kb:{sid}", EVIDENCE_KNOWLEDGE,
                         {"sentence_id": int(sid), "term": self.kb.terms[sid], **meta})
 
 

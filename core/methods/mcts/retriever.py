@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.dialogue import Evidence, Trace, TraceNode
+from core.dialogue import EVIDENCE_KNOWLEDGE, TRACE_MCTS, Evidence, Trace, TraceNode
 from core.methods.mcts.concepts import doc_concepts
 from core.methods.mcts.config import MCTSConfig
 from core.methods.mcts.critics import (bridging_rate, bridging_value, length_term, max_similarity, retrieval_value,
@@ -253,7 +253,7 @@ class KnowledgeSearch:
         outcome = tree.meta.get("outcome")
         sid = node.sentence
         return Evidence(
-            text=self.kb.texts[sid], score=float(node.value), source=f"kb:{sid}", kind="knowledge",
+            text=self.kb.texts[sid], score=float(node.value), source=f"kb:{sid}", kind=EVIDENCE_KNOWLEDGE,
             meta={"sentence_id": sid, "term": self.kb.terms[sid], "tree": tree.name, "node": node.id, "via": via,
                   "visits": node.visits, "concept": self.kb.concepts[node.concept] if node.concept is not None else "",
                   "relation": outcome.relation if outcome else "", "inference": outcome.sentence if outcome else ""},
@@ -299,4 +299,4 @@ def result_trace(result: MCTSResult, kb: KnowledgeBase, prompt: tuple = (), phas
                       **{key: round(float(v), 6) for key, v in n.info.items()}}
             nodes.append(TraceNode(nid, kb.texts[n.sentence], f"{t.name}:{n.parent.id}", round(n.q, 4), n.depth + 1,
                                    n.id in chosen, detail))
-    return Trace("mcts", tuple(nodes), prompt)
+    return Trace(TRACE_MCTS, tuple(nodes), prompt)

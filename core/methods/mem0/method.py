@@ -21,7 +21,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from core.dialogue import USER, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
+from core.dialogue import EVIDENCE_MEMORY, TRACE_STEPS, USER, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
 from core.llm import cost
 from core.methods.mem0.config import Mem0Config
 from core.methods.mem0.library import export_state, import_state, new_memory
@@ -181,7 +181,7 @@ class Mem0Method(Method):
         out = []
         for r in found.get("results", []):
             meta = r.get("metadata") or {}
-            out.append(Evidence(text=r["memory"], score=float(r.get("score") or 0.0), source=str(r["id"]), kind="memory",
+            out.append(Evidence(text=r["memory"], score=float(r.get("score") or 0.0), source=str(r["id"]), kind=EVIDENCE_MEMORY,
                                 meta={"date": meta.get("date", ""), "turn_ids": tuple(meta.get("turn_ids", ())),
                                       "created_at": r.get("created_at", "")}))
         return out
@@ -207,7 +207,7 @@ class Mem0Method(Method):
             messages = layout_prompt(chat_system(gen.reply_sentences), dialogue.turns(), query, gen.max_history_chars,
                                      memory_message(listed))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        trace = Trace("steps", nodes=self.trace_nodes(evidence), prompt=prompt_record(messages))
+        trace = Trace(TRACE_STEPS, nodes=self.trace_nodes(evidence), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, evidence, trace)
 
     def _memory_line(self, e: Evidence) -> str:

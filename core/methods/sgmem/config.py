@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.config import GenerationSettings
+from core.dialogue import EVIDENCE_FACT, EVIDENCE_INSIGHT, EVIDENCE_SUMMARY
 from core.retrieval.base import ChunkLevel, check_level
 from core.retrieval.fusion import FusionSettings
 
-MEMORY_KINDS = {"m": "summary", "f": "fact", "i": "insight"}
+MEMORY_KINDS = {"m": EVIDENCE_SUMMARY, "f": EVIDENCE_FACT, "i": EVIDENCE_INSIGHT}  # the letter of a kind of generated memory
 
 
 def check_memory(memory: str) -> str:

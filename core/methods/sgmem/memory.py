@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from core.dialogue import Dialogue, Evidence, Turn
+from core.dialogue import EVIDENCE_FACT, EVIDENCE_INSIGHT, EVIDENCE_SUMMARY, Dialogue, Evidence, Turn
 from core.llm import cost
 from core.llm.base import LLM, LLMOutputError, Message
 from core.llm.prompts import load_prompt, render_prompt
@@ -85,14 +85,14 @@ class MemoryGenerator:
     def summary(self, turns: list[Turn]) -> list[MemoryItem]:
         text = self._cached("sgmem_summary", self._session_text(turns), self._summarise)
         key, date = session_key(turns[0]), turns[0].date
-        return [MemoryItem("summary", text, key, date)] if text.strip() else []
+        return [MemoryItem(EVIDENCE_SUMMARY, text, key, date)] if text.strip() else []
 
     def facts(self, turns: list[Turn]) -> list[MemoryItem]:
         value = self._cached("sgmem_fact", self._session_text(turns), self._extract_facts)
         key, date = session_key(turns[0]), turns[0].date
         if value is None:  # the model's output failed validation: symbolic facts
-            return [MemoryItem("fact", f, key, date, {"fallback": True}) for f in symbolic_facts(turns)]
-        return [MemoryItem("fact", f, key, date) for f in value if f.strip()]
+            return [MemoryItem(EVIDENCE_FACT, f, key, date, {"fallback": True}) for f in symbolic_facts(turns)]
+        return [MemoryItem(EVIDENCE_FACT, f, key, date) for f in value if f.strip()]
 
     def insights(self, facts: list[MemoryItem]) -> list[MemoryItem]:
         if not facts:
@@ -104,7 +104,7 @@ class MemoryGenerator:
             content = entry if isinstance(entry, str) else entry.get("content", "")
             stamp = "" if isinstance(entry, str) else str(entry.get("timestamp", ""))
             if content.strip():
-                out.append(MemoryItem("insight", content.strip(), "", stamp))
+                out.append(MemoryItem(EVIDENCE_INSIGHT, content.strip(), "", stamp))
         return out
 
     def _summarise(self, dialogue_text: str):

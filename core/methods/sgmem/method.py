@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.dialogue import Dialogue, Evidence, Reply, Trace, TraceNode, Turn
+from core.dialogue import EVIDENCE_SESSION, TRACE_STEPS, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
 from core.methods.render import chat_system, memory_notes
 from core.methods.layout import layout_prompt, memory_message, outside_window, shown_turn_ids
 from core.methods.method import Method, Stopwatch, prompt_record
@@ -67,7 +67,7 @@ class SGMemMethod(Method):
             messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,
                                      memory_message(memory_notes(evidence)))
         text = self._generate(messages, watch, gen.temperature, gen.max_tokens)
-        trace = Trace("steps", nodes=trace_nodes(self.retriever, hits), prompt=prompt_record(messages))
+        trace = Trace(TRACE_STEPS, nodes=trace_nodes(self.retriever, hits), prompt=prompt_record(messages))
         return self._reply(text, watch, calls0, messages, evidence, trace)
 
 
@@ -99,7 +99,7 @@ def context_text(evidence: list[Evidence]) -> str:
     blocks: dict[str, list[str]] = {}
     for e in evidence:
         date = e.meta.get("date", "")
-        blocks.setdefault(e.kind, []).append(f"- [{date}] {e.text}" if date and e.kind != "session" else f"- {e.text}")
+        blocks.setdefault(e.kind, []).append(f"- [{date}] {e.text}" if date and e.kind != EVIDENCE_SESSION else f"- {e.text}")
     return "\n\n".join(f"{kind.capitalize()}s:\n" + "\n".join(lines) for kind, lines in blocks.items())
 
 
