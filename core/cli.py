@@ -15,8 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from core import paths
-from core import cli_qa, cli_train
+from core import cli_qa, cli_train, paths
 from core.benchmarks.request import RUN_FLAGS, BenchRequest, bench_context
 from core.cli_qa import judge_factory, llm_settings_from_spec
 from core.config import LLMSettings

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.data.mtbench import load_mtbench, stratified
 from core.benchmarks.runner import BenchContext
+from core.data.mtbench import load_mtbench, stratified
 from core.methods import METHODS
 from core.paths import SHARED_DIR
-from ui import icons, metrics as um
-from ui import metrics_demo
 from ui import factscore as factscore_section
-from ui import owner, resources, runs, safe, state, warmup
+from ui import icons, metrics_demo, owner, resources, runs, safe, state, warmup
+from ui import metrics as um
 
 st.set_page_config(page_title="Metrics", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read

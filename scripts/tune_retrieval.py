@@ -16,19 +16,19 @@ import itertools
 import json
 import sys
 import time
-
-import numpy as np
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.benchmarks import retrieval_common as ev
 from core.data.locomo import load_locomo
 from core.methods.hybrid import HybridChunkRetriever
 from core.methods.sgmem.config import SGMemConfig
 from core.methods.sgmem.retriever import SGMemRetriever
 from core.resources import load_embedder
-from core.benchmarks import retrieval_common as ev
 from core.retrieval.base import LEVELS
 from core.retrieval.cache import CachedEmbedder
 from core.retrieval.fusion import FusionSettings, fuse, top_ids

@@ -16,8 +16,8 @@ import pytest
 from core import cli
 from core.benchmarks.merge import MergeError, merge_runs
 from core.benchmarks.runner import read_run
-from core.retrieval.report import level_rows
 from core.benchmarks.shards import Shard, parse_shard, shard_of, split
+from core.retrieval.report import level_rows
 
 REPO = Path(__file__).resolve().parent.parent
 METHODS = "rag-t,bm25-r,sgmem-s"

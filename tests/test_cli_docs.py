@@ -7,8 +7,8 @@ import argparse
 import re
 from pathlib import Path
 
-from core.cli import build_parser
 from core.benchmarks.runner import BENCHMARKS
+from core.cli import build_parser
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_DOC = (REPO / "docs/cli.md").read_text()

@@ -14,7 +14,7 @@ from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.dsmart.memory import DynamicStructuredMemory, Pruned, TurnRecord
-from core.methods.dsmart.recall import (SentenceRanker, render, said_by_fact, sourced_facts, turned_around)
+from core.methods.dsmart.recall import SentenceRanker, render, said_by_fact, sourced_facts, turned_around
 from core.methods.dsmart.vocab import DSM, entity
 from core.methods.dsmart.vocab import USER as USER_NODE
 from core.text import approx_tokens

@@ -9,7 +9,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 import test_architecture as arch  # the file-level import graph of core and its cycle finder
 
 REPO = Path(__file__).resolve().parent.parent

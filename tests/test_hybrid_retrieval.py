@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 
+from core.benchmarks.retrieval_common import budget_scores, parse_budgets
 from core.dialogue import ASSISTANT, USER, Dialogue, Evidence, Turn
+from core.methods.retrievers import make_retriever, uses_llm
 from core.methods.sgmem.config import HYBRID_DEFAULTS, SGMemConfig
 from core.methods.sgmem.retriever import SGMemRetriever
 from core.resources import HashingEmbedder
-from core.methods.retrievers import make_retriever, uses_llm
 from core.retrieval import RetrieverContext
-from core.benchmarks.retrieval_common import budget_scores, parse_budgets
 from core.retrieval.fusion import FusionSettings, fuse, minmax, rank_positions, rrf, top_ids
 from core.retrieval.sparse import SparseIndex
 from core.text import words

@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from nli_helpers import write_tiny_nli_model
 
-from core.data.mtbench import MTBenchDialogue, MTBenchRound, load_mtbench, stratified
 from core.benchmarks.runner import BenchContext, read_run, run_benchmark
+from core.data.mtbench import MTBenchDialogue, MTBenchRound, load_mtbench, stratified
 from core.llm.fake import ScriptedLLM
-from core.metrics.lexical import token_f1
 from core.methods import Toolkit
-
+from core.metrics.lexical import token_f1
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mtbench_small.jsonl"
 

@@ -13,9 +13,9 @@ from nli_helpers import write_tiny_nli_model
 from core.benchmarks.merge import MergeError, compare_runs, merge_runs
 from core.benchmarks.mtbench import TIMED_FIELDS, item_id
 from core.benchmarks.runner import BenchContext, read_run, run_benchmark
+from core.benchmarks.shards import Shard
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit
-from core.benchmarks.shards import Shard
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mtbench_small.jsonl"
 METHODS = ["golden", "base"]

@@ -5,11 +5,12 @@ each of its callers pinned down when it had its own copy: the chat methods' memo
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.methods.dsmart.recall import turned_around
 from core.methods.render import said_to_user
-from core.person import second_person, says_you, without_greeting
+from core.person import says_you, second_person, without_greeting
 from core.text import words
 
 

@@ -15,8 +15,8 @@ import pytest
 from core.benchmarks.merge import MergeError, compare_runs, merge_runs
 from core.benchmarks.qa_common import TIMED_FIELDS, item_id
 from core.benchmarks.runner import BenchContext, read_run, run_benchmark
-from core.llm.fake import ScriptedLLM
 from core.benchmarks.shards import Shard
+from core.llm.fake import ScriptedLLM
 
 CITIES = ["Lisbon", "Oslo", "Lima", "Quito", "Riga", "Bern", "Cairo", "Dakar", "Hanoi", "Perth", "Sofia", "Tunis"]
 

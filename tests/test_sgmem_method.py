@@ -3,12 +3,11 @@ retrieval benchmarks end to end on tiny files."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-import json
-
-from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.benchmarks.runner import BenchContext, read_run, run_benchmark
+from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
 from core.methods.sgmem.config import SGMemConfig

@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.data.chitchat import DialogueFormatError, load_chitchat
 from core.benchmarks.runner import read_run
+from core.data.chitchat import DialogueFormatError, load_chitchat
 from core.llm import LLMError
 from core.methods.mcts.config import ABLATIONS, DEFAULT_KB
 from core.methods.mcts.kb import KBFormatError

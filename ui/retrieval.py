@@ -20,8 +20,8 @@ import streamlit as st
 from core.data.locomo import load_locomo
 from core.data.longmemeval import load_longmemeval
 from core.dialogue import Dialogue, Evidence
-from core.paths import REPO_ROOT, SHARED_DIR
 from core.methods.retrievers import make_retriever, uses_llm
+from core.paths import REPO_ROOT, SHARED_DIR
 from core.retrieval import RetrieverContext
 from core.retrieval.base import Retriever
 from core.retrieval.cache import shared_cached_embedder

@@ -9,7 +9,6 @@ interpret HTML.
 
 from __future__ import annotations
 
-
 import pandas as pd
 import streamlit as st
 from pyvis.network import Network

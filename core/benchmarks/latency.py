@@ -19,9 +19,9 @@ import statistics
 import time
 from dataclasses import replace
 
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.data.mtbench import load_mtbench, stratified
 from core.dialogue import ASSISTANT, TRACE_TREE, USER, Dialogue, Turn
-from core.benchmarks.runner import BenchContext, BenchResult
 
 DEFAULT_METHODS = "base,dsm,rt,dsmart"
 

@@ -13,13 +13,23 @@ shards split the memory building too.
 
 from __future__ import annotations
 
-from core.benchmarks.qa_common import QAConversation, QAFormat, QAQuestion, add_qa_arguments, run_qa, stratified_sample
 # shardable (core.benchmarks.runner.shardable): a row is one (question, method), a shard takes whole questions,
 # and the figures come from the rows alone (qa_common.summarise)
-from core.benchmarks.qa_common import MERGE_EXTRA, TIMED_FIELDS, item_id, summarise  # noqa: F401
+from core.benchmarks.qa_common import (  # noqa: F401
+    MERGE_EXTRA,
+    TIMED_FIELDS,
+    QAConversation,
+    QAFormat,
+    QAQuestion,
+    add_qa_arguments,
+    item_id,
+    run_qa,
+    stratified_sample,
+    summarise,
+)
 from core.benchmarks.qa_sources import Piece
-from core.data.longmemeval import load_longmemeval
 from core.benchmarks.runner import BenchResult
+from core.data.longmemeval import load_longmemeval
 from core.llm.prompts import render_prompt
 from core.metrics.lexical import LOCOMO, token_f1
 from core.metrics.qa import exact_match

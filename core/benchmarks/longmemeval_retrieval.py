@@ -16,9 +16,9 @@ from __future__ import annotations
 import gc
 import time
 
-from core.data.longmemeval import is_abstention, load_longmemeval, session_of
-from core.benchmarks.runner import BenchResult
 from core.benchmarks import retrieval_common as ev
+from core.benchmarks.runner import BenchResult
+from core.data.longmemeval import is_abstention, load_longmemeval, session_of
 
 # sgmem-*+h: the hybrid sentence graph, not in the paper (docs/retrieval.md), beside the paper's sgmem-*
 DEFAULT_METHODS = "rag-t,rag-r,rag-s,bm25-t,bm25-r,bm25-s,sgmem-t,sgmem-r,sgmem-s,sgmem-t+h,sgmem-r+h,sgmem-s+h,mcts-t,mcts-r,mcts-s"

@@ -29,10 +29,10 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
+from core.benchmarks.runner import BenchContext, BenchResult
 from core.config import GenerationSettings
 from core.data.mtbench import NEED_REF_TASKS, MTBenchDialogue, load_mtbench, stratified
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
-from core.benchmarks.runner import BenchContext, BenchResult
 from core.metrics.base import TurnSample
 from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
 from core.metrics.lexical import LEXICAL_METRICS

@@ -150,8 +150,8 @@ def run(ctx: BenchContext) -> BenchResult:
 # -- the FactScore hook (core/metrics/factscore.py) ----------------------------------------------
 def _fact_rows(fs, knowledge, ex, context, response, retrieval, method) -> list[dict]:
     """Atomic facts of one response with their evidence (retrieved triples + the gold walk)."""
-    from core.metrics.fact_types import Passage
     from core.methods.kgaug.triples import as_prompt_line, canonical
+    from core.metrics.fact_types import Passage
 
     evidence = [Passage(as_prompt_line(canonical(*t)), source="gold walk", kind="triple") for t in ex.gold]
     if retrieval is not None:

@@ -26,8 +26,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from core.data.opendialkg import LoadStats, in_split, iter_opendialkg
 from core.benchmarks.runner import BenchContext, BenchResult
+from core.data.opendialkg import LoadStats, in_split, iter_opendialkg
 from core.methods.kgaug.candidates import CandidateSettings, gather
 from core.methods.kgaug.triples import canonical, verbalize
 from core.metrics.ranking import linking_counts, ranking_metrics, summarise

@@ -33,13 +33,12 @@ import statistics
 from importlib import resources
 from pathlib import Path
 
-from core.chat import SPEED_KEYS, ScriptStep, read_script, speed_medians
-from core.reply_check import ReplyCheckSettings
 from core.benchmarks.runner import BenchContext, BenchResult
+from core.chat import SPEED_KEYS, ScriptStep, read_script, speed_medians
 from core.metrics import off_turn
 from core.metrics.conversing import CHECKS, TurnCase, TurnFlags, summarise_turns, turn_flags
-from core.metrics.reply_defects import (DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores,
-                                        template_shingles)
+from core.metrics.reply_defects import DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores, template_shingles
+from core.reply_check import ReplyCheckSettings
 
 DEFAULT_METHODS = "base,rag,sgmem,sgmem-h,mcts"
 EXAMPLES = 3

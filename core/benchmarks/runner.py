@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core import __version__
+from core.benchmarks.shards import Shard, duplicates
 from core.llm import cost as llm_cost
 from core.paths import REPO_ROOT, portable_path
-from core.benchmarks.shards import Shard, duplicates
 
 # name -> module. A benchmark's issue adds its line; the module loads only when it runs.
 BENCHMARKS: dict[str, str] = {

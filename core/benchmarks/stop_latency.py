@@ -20,8 +20,8 @@ import statistics
 import threading
 import time
 
-from core.data.mtbench import load_mtbench, stratified
 from core.benchmarks.runner import BenchContext, BenchResult
+from core.data.mtbench import load_mtbench, stratified
 from core.llm import cancel as stopping
 from core.llm import cost
 

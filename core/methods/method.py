@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Iterator
 
 from core.dialogue import TRACE_PROMPT, Dialogue, Evidence, Reply, Trace, Turn
-from core.llm import cancel as stopping, cost
+from core.llm import cancel as stopping
+from core.llm import cost
 from core.llm.base import LLM, Message
 from core.resources import Embedder
 

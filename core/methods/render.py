@@ -23,7 +23,7 @@ from typing import Iterable
 
 from core.dialogue import Evidence
 from core.llm.prompts import render_prompt
-from core.person import second_person, says_you, without_greeting
+from core.person import says_you, second_person, without_greeting
 
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?): (.*)$", re.DOTALL)
 

@@ -42,9 +42,9 @@ def raw_hits(path: Path, value: str) -> dict:
 
 
 def main(args) -> int:
+    from core.benchmarks.runner import code_version
     from core.db.engine import Database
     from core.db.grep import grep
-    from core.benchmarks.runner import code_version
 
     steps = [json.loads(line) for line in Path(args.script).read_text(encoding="utf-8").splitlines() if line.strip()]
     values = [s["forget"] for s in steps if "forget" in s]

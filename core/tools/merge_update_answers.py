@@ -18,7 +18,6 @@ from pathlib import Path
 def rejudge(items: list[dict], data: str) -> list[dict]:
     from core.benchmarks.dsm_check import answer_kind, judge
     from core.data.longmemeval import load_longmemeval
-
     from core.paths import REPO_ROOT
 
     path = Path(data) if Path(data).is_absolute() else REPO_ROOT / data  # results name data from the repo root
@@ -32,8 +31,8 @@ def rejudge(items: list[dict], data: str) -> list[dict]:
 
 
 def merge(runs: list[str], rejudged: bool = False) -> dict:
-    from core.benchmarks.update_answers import aggregate
     from core.benchmarks.runner import read_run
+    from core.benchmarks.update_answers import aggregate
 
     head, items, seen, parts = None, [], set(), []
     for run in runs:

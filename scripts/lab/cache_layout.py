@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from core.chat import ChatSession, read_script, run_script, summarise
-from core.toolkit import make_toolkit
 from core.config import LLMSettings
+from core.toolkit import make_toolkit
 
 
 def first_dialogues(steps, n: int):

@@ -26,11 +26,11 @@ import sys
 from pathlib import Path
 
 from core.chat import read_script
-from core.toolkit import make_toolkit
 from core.config import LLMSettings
 from core.dialogue import ASSISTANT, USER, Dialogue, Turn
 from core.llm.base import LLM, Completion
 from core.methods import Toolkit, create_method
+from core.toolkit import make_toolkit
 
 
 class ReplayLLM(LLM):

@@ -31,10 +31,10 @@ def main() -> int:
     p.add_argument("--out", default="")
     args = p.parse_args()
     from core.benchmarks.knowledge_retrieval import contexts
-    from core.toolkit import llm_settings_from_args, make_toolkit
     from core.llm import cost
     from core.methods.mcts.config import ReasonerSettings
     from core.methods.mcts.reasoner import Reasoner
+    from core.toolkit import llm_settings_from_args, make_toolkit
 
     ns = argparse.Namespace(backend=None, model=None, threads=None, base_url=None, strong=None, dtype=None)
     tools = make_toolkit(llm_settings_from_args(ns))

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from core.toolkit import make_toolkit  # noqa: E402
 from core.config import LLMSettings  # noqa: E402
 from core.dialogue import Dialogue, Turn  # noqa: E402
 from core.methods import create_method  # noqa: E402
+from core.toolkit import make_toolkit  # noqa: E402
 
 ROUNDS = [("Hi! I'm Dana, I just moved to Lisbon for a job at a bakery.", "Welcome to Lisbon, Dana! How's the bakery?"),
           ("It's great. My sister Mia visits next week; she is allergic to nuts.", "Good to know, I'll keep that in mind."),

@@ -20,11 +20,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from core.data.longmemeval import load_longmemeval
-from core.resources import load_embedder
 from core.methods.retrievers import make_retriever
+from core.methods.sgmem.calibration import retrieval_options
+from core.resources import load_embedder
 from core.retrieval import RetrieverContext
 from core.retrieval.cache import CachedEmbedder
-from core.methods.sgmem.calibration import retrieval_options
 
 
 def main() -> int:

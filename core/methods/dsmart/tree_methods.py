@@ -19,15 +19,24 @@ from dataclasses import asdict, dataclass, field, replace
 from rdflib import Graph
 
 from core.config import GenerationSettings
-from core.dialogue import (EVIDENCE_FACT, EVIDENCE_SENTENCE, EVIDENCE_TRIPLE, TRACE_TREE, Dialogue, Evidence, Reply, Trace,
-                           TraceNode)
+from core.dialogue import (
+    EVIDENCE_FACT,
+    EVIDENCE_SENTENCE,
+    EVIDENCE_TRIPLE,
+    TRACE_TREE,
+    Dialogue,
+    Evidence,
+    Reply,
+    Trace,
+    TraceNode,
+)
 from core.llm import cancel as stopping
 from core.llm.base import Message
 from core.llm.cost import totals
 from core.methods.dsmart.config import DSMConfig, RecallConfig
 from core.methods.dsmart.dsm_method import DsmBacked
-from core.methods.dsmart.recall import Recalled, memory_text, render, sourced_facts
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
+from core.methods.dsmart.recall import Recalled, memory_text, render, sourced_facts
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TreeModel, TurnsInAnswer
 from core.methods.layout import conversation_window, window_messages

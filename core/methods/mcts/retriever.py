@@ -29,8 +29,15 @@ import numpy as np
 from core.dialogue import EVIDENCE_KNOWLEDGE, TRACE_MCTS, Evidence, Trace, TraceNode
 from core.methods.mcts.concepts import doc_concepts
 from core.methods.mcts.config import MCTSConfig
-from core.methods.mcts.critics import (bridging_rate, bridging_value, length_term, max_similarity, retrieval_value,
-                                       softmax_priors, wasserstein_1d)
+from core.methods.mcts.critics import (
+    bridging_rate,
+    bridging_value,
+    length_term,
+    max_similarity,
+    retrieval_value,
+    softmax_priors,
+    wasserstein_1d,
+)
 from core.methods.mcts.kb import KnowledgeBase
 from core.methods.mcts.reasoner import COMET_NOTE, Reasoning
 from core.methods.mcts.search import MCTS, Child, Node, SearchTree

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass, field
 
 from core.dialogue import EVIDENCE_MEMORY, TRACE_STEPS, USER, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
 from core.llm import cost
+from core.methods.layout import layout_prompt, memory_message
 from core.methods.mem0.config import Mem0Config
 from core.methods.mem0.library import export_state, import_state, new_memory
 from core.methods.mem0.offline import CallLog, load_mem0
-from core.methods.layout import layout_prompt, memory_message
 from core.methods.method import Method, Progress, Stopwatch, prompt_record, turn_line
 from core.methods.render import chat_system
 from core.timeref import anchor_dated

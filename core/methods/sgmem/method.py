@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.dialogue import EVIDENCE_SESSION, TRACE_STEPS, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
-from core.methods.render import chat_system, memory_notes
 from core.methods.layout import layout_prompt, memory_message, outside_window, shown_turn_ids
 from core.methods.method import Method, Stopwatch, prompt_record
+from core.methods.render import chat_system, memory_notes
 from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
 from core.methods.sgmem.memory import MemoryGenerator
 from core.methods.sgmem.retriever import SGMemHits, SGMemRetriever
