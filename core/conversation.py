@@ -17,9 +17,13 @@ stored (Stop, another message sent while it was written, a closed page) keeps th
 and the text written so far, marked stopped (`Reply.stopped`); a failure of the LLM backend keeps
 nothing (the page shows the message to copy) and removes a conversation the round created.
 
-The memory artifact (key `memory_key(method)`) is read and written here only: `MAGIC`, a format
-version byte, the number of turns it covers (8 bytes, little-endian), then the method's
-`save_state()`. Artifacts written before the version (the count, then the state) still read.
+The memory artifact (key `memory_key(method)`) is read and written through core.memory_artifact
+(`load_memory`, `save_memory`): `MAGIC`, a format version byte, the number of turns it covers
+(8 bytes, little-endian), then the method's `save_state()`.
+
+Beside the rounds, the service owns a comparison's group of conversations (core/compare_group.py),
+the judging of replies stored without a judgement (core/judging.py) and the Memory graph's view
+and replay of a conversation's graph memory (core/memory_replay.py).
 """
 
 from __future__ import annotations
@@ -30,20 +34,21 @@ import time
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 
+from core import compare_group, judging, memory_replay
 from core.dialogue import ASSISTANT, USER, Reply, Turn, chat_day
 from core.forget import ForgetReport, TurnMatch, forget_turns, matching_turns, round_begins
+from core.judging import NLI_CONTEXT_TURNS, checks_of, judge_consistency, judgement_of  # noqa: F401 (re-exported)
 from core.limits import clean_message
-from core.llm import LLMError
+from core.llm import LLM, LLMError
 from core.llm.fair_queue import QueuePlace, caller
-from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, memory_key, pack_memory,  # noqa: F401 (re-exported)
-                                  unpack_memory)
+from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, load_memory, memory_key,  # noqa: F401 (re-exported)
+                                  pack_memory, save_memory, unpack_memory)
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
 from core.reply_check import ReplyCheckSettings, check_reply
 from core.reply_stream import CheckedStream
-from core.store import Store
+from core.store import Store, StoredTurn
 
-NLI_CONTEXT_TURNS = 100  # history a reply is judged against (the NLI window keeps only its latest chunks)
 TITLE_CHARS = 48
 JOIN_S = 30.0  # how long a stopped round waits for its reply's worker (cancelled, it ends in moments)
 
@@ -52,15 +57,6 @@ ReplyJudge = Callable[[list[Turn], str], "dict | None"]  # (turns before the rep
 
 
 # -- the memory artifact (its format: core/memory_artifact.py) ------------------------------------
-def load_memory(store: Store, cid: str, method_name: str, *, owner: str) -> SavedMemory | None:
-    blob = store.get_artifact(cid, memory_key(method_name), owner=owner)
-    return None if blob is None else unpack_memory(blob)
-
-
-def save_memory(store: Store, cid: str, method_name: str, observed: int, state: bytes, *, owner: str) -> None:
-    store.put_artifact(cid, memory_key(method_name), pack_memory(observed, state), owner=owner)
-
-
 def save_method_memory(store: Store, cid: str, method: Method, *, owner: str) -> bool:
     """Wait for the method's maintenance, then store its memory if it keeps one worth saving."""
     method.wait()
@@ -71,32 +67,7 @@ def save_method_memory(store: Store, cid: str, method: Method, *, owner: str) ->
     return True
 
 
-# -- the consistency judgement ------------------------------------------------------------------------
-def checks_of(judgement, model: str) -> dict:
-    """What a turn keeps of its NLI judgement: the judgement and the model that made it."""
-    return {"nli": {**judgement.to_dict(), "model": model}}
-
-
-def judgement_of(checks: dict | None):
-    """The NLIJudgement in a turn's checks (as `judge_consistency` made them), if any."""
-    from core.metrics.nli import NLIJudgement
-
-    nli = (checks or {}).get("nli")
-    return NLIJudgement.from_dict(nli) if nli else None
-
-
-def judge_consistency(scorer_of: Callable[[], object], before: list[Turn], text: str) -> dict | None:
-    """The checks to store with a new reply, against the last NLI_CONTEXT_TURNS turns before it;
-    None (nothing stored) when the NLI model is missing. `scorer_of` gives the (shared) scorer."""
-    from core.metrics.nli import history_lines
-
-    try:
-        scorer = scorer_of()
-    except MissingResource:
-        return None
-    return checks_of(scorer.judge(history_lines(before[-NLI_CONTEXT_TURNS:]), text), scorer.name)
-
-
+# -- the reply check -------------------------------------------------------------------------------------
 def checked(reply: Reply, message: str, earlier_user: list[str], settings: ReplyCheckSettings) -> Reply:
     """The reply after the reply check; the method's own text kept as `draft` when it changed."""
     t0 = time.perf_counter()
@@ -226,6 +197,40 @@ class ConversationService:
     def matching_turns(self, cid: str, phrase: str) -> list[TurnMatch]:
         """The owner's user turns of `cid` holding `phrase`, to list before forgetting them."""
         return matching_turns(self.store, cid, phrase, owner=self.owner)
+
+    # -- a comparison: one conversation per method (core/compare_group.py) --
+    def start_comparison(self, methods: list[str], message: str) -> dict[str, str]:
+        """A new comparison of `methods` for its first `message`: method -> its new conversation."""
+        return compare_group.start_comparison(self, methods, message)
+
+    def comparison_rounds(self, group: dict[str, str], order: list[str], message: str) -> dict[str, "ReplyRound"]:
+        """One round per method of the comparison `group` for `message`, in `order` (not entered yet)."""
+        return compare_group.comparison_rounds(self, group, order, message)
+
+    def comparison_rows(self, group: dict[str, str]) -> tuple[list[compare_group.Row], bool]:
+        """The comparison's latest turns, and whether its conversations went apart."""
+        return compare_group.comparison_rows(self.store, group, self.owner)
+
+    def discard_comparison(self, group: dict[str, str]) -> bool:
+        """Remove a comparison's conversations when nothing compared was stored: True when removed."""
+        return compare_group.discard_comparison(self, group)
+
+    # -- judging replies stored without a judgement (core/judging.py) --
+    def judge_replies(self, cid: str, stored: list[StoredTurn], scorer_of: Callable[[], object], memo: MutableMapping,
+                      *, show_from: int = 0, judge_from: int = 0) -> dict:
+        """Turn index -> judgement of the replies from `show_from` on, those from `judge_from` on
+        judged now when they have none, and stored (MissingResource from `scorer_of`: no NLI model)."""
+        return judging.judge_replies(self.store, cid, stored, scorer_of, memo, owner=self.owner,
+                                     show_from=show_from, judge_from=judge_from)
+
+    # -- the Memory graph's view and replay (core/memory_replay.py) --
+    def graph_memory(self, cid: str) -> memory_replay.GraphMemory | None:
+        """The conversation's graph memory to draw (the live instance's, else the stored one), if any."""
+        return memory_replay.graph_memory(self, cid)
+
+    def rebuild_graph_memory(self, cid: str, llm: LLM | None, *, strong: bool) -> None:
+        """Build and store a graph memory from the conversation's turns, round by round."""
+        memory_replay.rebuild_graph_memory(self, cid, llm, strong=strong)
 
     def start(self, cid: str | None, method_name: str, message: str, *, title: str | None = None) -> "ReplyRound":
         """A round for `message` (checked and trimmed; InvalidMessage when empty or too long) in

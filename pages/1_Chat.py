@@ -62,7 +62,7 @@ judge_from = max(start, total - conversations.NLI_AUTO_TURNS)
 earlier = [s for s in stored if start <= s.index < judge_from]
 if consistency.unjudged(cid, earlier, start) and st.button("Check the consistency of the replies shown", key=f"judge:{cid}:{start}"):
     judge_from = start
-checks = consistency.judge_turns(cid, stored, show_from=start, judge_from=judge_from, store=store, owner=me)
+checks = consistency.judge_turns(service, cid, stored, show_from=start, judge_from=judge_from)
 forget.panel(service, cid, read_only)  # "forget everything I said about ...": matches listed first
 for s in stored[start - context_from:]:
     with st.chat_message(s.turn.role):

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.conversation import ConversationService, load_memory, save_memory
-from core.methods import METHODS, method_class
-from core.methods.dsmart import findings, rdf_import, recall
-from core.methods.dsmart.memory import DynamicStructuredMemory
-from core.methods.dsmart.dsm_method import memory_from_state, pack_state, split_state
+from core.memory_replay import GRAPH_METHODS, rdf_formats
 from ui import conversations, forget, graphs, icons, owner, resources, safe, state, warmup
-
-GRAPH_METHODS = [name for name in METHODS if method_class(name).keeps_memory_graph]  # dsm, dsmart
 
 st.set_page_config(page_title="Memory graph", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
@@ -34,58 +28,27 @@ with st.sidebar:
                        format_func=conversations.labels(infos.values()).get, key="memory_graph_conversation")
 read_only = infos[cid].read_only
 
-
-def find_memory(cid: str):
-    """(memory, where it came from, how to persist it): this user's live method instance first,
-    else the memory stored with the conversation."""
-    for name in GRAPH_METHODS:
-        method = st.session_state.get(ConversationService.instance_key(cid, name))
-        if method is not None:
-            method.wait()  # a finished graph, never a half-merged one
-            save = lambda m=method, n=name: save_memory(store, cid, n, m.observed, m.save_state(), owner=me)
-            return method.memory, f"live `{name}` session", save
-    for name in GRAPH_METHODS:
-        saved = load_memory(store, cid, name, owner=me)
-        if saved is not None:
-            memory = memory_from_state(saved.state)
-            pending = split_state(saved.state)[0]
-            save = lambda m=memory, n=name, s=saved, p=pending: save_memory(store, cid, n, s.observed, pack_state(m.save(), p),
-                                                                         owner=me)
-            return memory, f"stored `{name}` memory", save
-    return None, "", None
-
-
-def build_from_turns(cid: str) -> None:
-    """Replay the stored turns through memory maintenance (for conversations held with other
-    methods) and store the result as the first graph method's memory, so chatting with it continues from it."""
-    settings = state.llm_settings()  # the weak local model takes no part in maintenance: don't load it
-    memory = DynamicStructuredMemory(state.current_llm() if settings.is_strong else None, strong=settings.is_strong)
-    dialogue = store.dialogue(cid, owner=me)
-    for index, group in enumerate(dialogue.rounds()):
-        question = " ".join(t.text for t in group if t.role == "user")
-        answer = " ".join(t.text for t in group if t.role != "user")
-        memory.observe_round(question, answer, index)
-    save_memory(store, cid, GRAPH_METHODS[0], len(dialogue), pack_state(memory.save()), owner=me)
-
-
-memory, source, persist = find_memory(cid)
-if memory is None:
+service = conversations.service(store, me)
+view = service.graph_memory(cid)  # this user's live method instance first, else the stored memory
+if view is None:
     st.info("This conversation has no D-SMART memory yet (it was held with another method).")
     if read_only:
         st.caption("It is a shared demo conversation (read-only): copy it on the Chat page to build a memory for it.")
     elif st.button("Build the memory from its turns"):
+        settings = state.llm_settings()  # the weak local model takes no part in maintenance: don't load it
         with st.spinner("Maintaining the memory round by round…"):
-            build_from_turns(cid)
+            service.rebuild_graph_memory(cid, state.current_llm() if settings.is_strong else None, strong=settings.is_strong)
         st.rerun()
     st.stop()
 
+memory, source = view.memory, view.source
 history = memory.history
 st.caption(f"Source: {source} · {len(history)} round(s) · {len(memory.facts())} facts now")
 if history:
     shown = st.slider("Graph after round", 0, len(history), len(history), key=f"memory_graph_turn:{cid}")
 else:
     shown = 0
-graph = memory.graph if shown == len(history) else memory.graph_at(shown)
+graph = view.graph_after(shown)
 
 tab_graph, tab_turn, tab_triples, tab_export = st.tabs(["Graph", "Round details", "Triples", "Export / import"])
 with tab_graph:
@@ -114,7 +77,7 @@ with tab_turn:
         st.markdown("**Stage timings (s), LLM calls and tokens**")
         st.dataframe([{"stage": k, "seconds": round(v, 4), **record.cost.get(k, {})} for k, v in record.timings.items()],
                      hide_index=True)
-        for finding in findings.findings(graph, history[:shown], record.errors):  # the reasoner's messages in words
+        for finding in view.findings(shown):  # the reasoner's messages in words
             st.warning(safe.literal(finding.text))
             st.dataframe(graphs.findings_frame(finding), hide_index=True, width="stretch")
             st.caption("The OWL-RL reasoner's message: " + safe.literal(finding.message))
@@ -125,19 +88,19 @@ with tab_triples:
     search = st.text_input("Search triples and what was said", key=f"memory_graph_search:{cid}")
     st.caption("Each fact beside who stated it and the words of the turn it came from, which the answer prompt shows "
                "the model. What only the assistant said is marked as its own, never as yours.")
-    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search, said=recall.said_by_fact(memory, graph),
+    st.dataframe(graphs.triples_frame(graph, memory.asserted_by, search, said=view.said_by_fact(graph),
                                       said_by=memory.speakers()), hide_index=True, width="stretch")
     if not read_only:  # the fact's source message leaves the conversation, every memory and the file
         facts = memory.facts()
         labels = [" — ".join(row) for row in graphs.facts_frame(memory.graph, facts).itertuples(index=False)]
-        forget.fact_action(conversations.service(store, me), cid, [memory.asserted_by(t) for t in facts], labels)
+        forget.fact_action(service, cid, [memory.asserted_by(t) for t in facts], labels)
 
 with tab_export:
     c1, c2, c3 = st.columns(3)
     c1.download_button("Turtle", memory.to_turtle(), file_name=f"dsm-{cid}.ttl", mime="text/turtle")
     c2.download_button("TriG (per-round graphs)", memory.to_trig(), file_name=f"dsm-{cid}.trig", mime="application/trig")
     c3.download_button("JSON-LD", memory.to_jsonld(), file_name=f"dsm-{cid}.jsonld", mime="application/ld+json")
-    table = graphs.triples_frame(memory.graph, memory.asserted_by, said=recall.said_by_fact(memory), said_by=memory.speakers())
+    table = graphs.triples_frame(memory.graph, memory.asserted_by, said=view.said_by_fact(), said_by=memory.speakers())
     st.download_button("Facts with who said them (CSV)", table.to_csv(index=False), file_name=f"dsm-{cid}-facts.csv",
                        mime="text/csv")
     st.caption("TriG and the CSV keep who said what: TriG has a named graph per round for what you stated "
@@ -145,13 +108,11 @@ with tab_export:
     if read_only:
         st.caption("Import is off: this is a shared demo conversation (read-only).")
     upload = None if read_only else st.file_uploader(
-        "Import RDF into this memory (Turtle, N-Triples, TriG, JSON-LD)", type=[t.lstrip(".") for t in rdf_import.FORMATS])
+        "Import RDF into this memory (Turtle, N-Triples, TriG, JSON-LD)", type=[t.lstrip(".") for t in rdf_formats()])
     if upload is not None and st.button("Import"):
-        try:  # the whole file is checked before the memory changes
-            fragment = rdf_import.parse_rdf(upload.getvalue(), upload.name)
-            record = memory.import_turtle(fragment.serialize(format="nt"))
+        try:  # the whole file is checked before the memory changes; kept once merged
+            record = view.import_rdf(upload.getvalue(), upload.name)
         except ValueError as err:
             st.error(f"Nothing imported: {safe.literal(str(err))}")  # the reason quotes the file
         else:
-            persist()
             st.success(f"Imported {len(record.facts_added)} facts; {len(record.pruned)} older facts pruned.")

@@ -44,7 +44,7 @@ if group and list(group) != methods:
     st.info(f"This comparison is of {', '.join(group)}. Your next message starts a new comparison of the methods chosen.")
 
 key = compare_live.group_key(group) if group else ""
-shown, apart = compare_live.rows(store, group, me) if group else ([], False)
+shown, apart = service.comparison_rows(group) if group else ([], False)
 for row in shown:
     order = shown_order(list(group), key, row.index, me)
     current = votes.get(key, row.index, owner=me)
@@ -74,8 +74,7 @@ if query is not None and len(methods) >= 2:
 if query and len(methods) >= 2:
     created = list(group) != methods or apart
     if created:  # a new comparison: one conversation per method
-        title = f"Compare: {query[:40]}"
-        group = {m: store.create_conversation(title=f"{title} ({m})", method=m, owner=me) for m in methods}
+        group = service.start_comparison(methods, query)
         st.session_state[compare_live.GROUP] = group
         key = compare_live.group_key(group)
         st.query_params[compare_live.QUERY] = key
@@ -89,9 +88,7 @@ if query and len(methods) >= 2:
         compare_live.answer(service, group, order, query, int(max_tokens))
     except (LLMError, MissingResource) as err:
         st.session_state.pop(compare_live.PENDING, None)
-        if created and not compare_live.rows(store, group, me)[0]:  # nothing stored: the new conversations go again
-            for cid in group.values():
-                store.delete_conversation(cid, owner=me)
+        if created and service.discard_comparison(group):  # nothing stored: the new conversations are removed
             st.session_state[compare_live.GROUP] = {}
             st.query_params.pop(compare_live.QUERY, None)
         st.error(f"The LLM backend failed: {safe.literal(str(err))}. Your message is below to copy.")

@@ -1,26 +1,24 @@
 """The live half of the Compare page: one message answered by several methods at once, each
 through core.conversation's round in a conversation of its own, drawn blind into columns.
 
-The conversation service runs one method per stored conversation (its turns are one linear
-dialogue), so a comparison is a group of per-method conversations that receive the same user
-messages: each method keeps its own memory and its own replies. The group's key (the vote's
-`conversation`) is its conversation ids joined by commas; the address holds it, so a reload
-reopens the comparison.
+A comparison is a group of per-method conversations that receive the same user messages; the
+conversation service makes, answers and discards it (core/compare_group.py), this module keeps it
+in the session and draws it. The group's key (the vote's `conversation`) is its conversation ids
+joined by commas; the address holds it, so a reload reopens the comparison.
 """
 
 from __future__ import annotations
 
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 
 import streamlit as st
 
+from core.compare_group import Row
 from core.conversation import ConversationService, MethodProgress, Queued, ReplyStored, ReplyText, Working, judgement_of
 from core.dialogue import Reply
-from core.metrics.conversing import tripped_checks
 from core.store import Store, StoredTurn
-from core.votes.groups import Comparison, comparisons, remember
+from core.votes.groups import Comparison, comparisons
 from core.votes.measures import cs_of
 from core.votes.model import column_labels
 from ui import consistency, replies
@@ -33,7 +31,6 @@ PICK = "cmp_pick"  # session: the comparisons picker's widget key
 PENDING = "cmp_pending"  # session: the rounds of a message whose run was cut short (kept on the next run)
 QUERY = "compare"  # the address's parameter: the group's conversation ids
 TICK = 0.1  # seconds each round's events wait before the next column's turn (2-4 columns: a page update every <= 0.4 s)
-SHOWN_TURNS = 20  # the latest turns drawn
 
 
 def group_key(group: dict[str, str]) -> str:
@@ -102,39 +99,6 @@ def keep_interrupted(service: ConversationService) -> bool:
     return bool(pending)
 
 
-@dataclass(frozen=True)
-class Row:
-    index: int  # the user turn's number in the comparison
-    user: str
-    replies: dict[str, StoredTurn]  # method -> the stored reply turn
-    tripped: dict[str, tuple[str, ...]] = field(default_factory=dict)  # method -> the reply checks its reply trips
-
-
-def rows(store: Store, group: dict[str, str], owner: str) -> tuple[list[Row], bool]:
-    """The comparison's turns (the latest SHOWN_TURNS), and whether the conversations went apart
-    (a method's round failed while another's was stored): rows stop where they differ."""
-    pairs = {}
-    for method, cid in group.items():
-        stored = store.turns(cid, owner=owner)
-        pairs[method] = [(u, a) for u, a in zip(stored[::2], stored[1::2]) if u.turn.role == "user" and a.reply is not None]
-    count = min(len(p) for p in pairs.values())
-    out, apart = [], any(len(p) != count for p in pairs.values())
-    for k in range(count):
-        users = {pairs[m][k][0].turn.text for m in group}
-        if len(users) != 1:
-            apart = True
-            break
-        out.append(Row(k, users.pop(), {m: pairs[m][k][1] for m in group}, {m: _tripped(pairs[m], k) for m in group}))
-    return out[-SHOWN_TURNS:], apart
-
-
-def _tripped(pairs: list, k: int) -> tuple[str, ...]:
-    """The checks of `bench replies` the k-th reply trips, judged as a turn of its conversation."""
-    before = pairs[:k]
-    return tripped_checks(pairs[k][1].turn.text, pairs[k][0].turn.text, [u.turn.text for u, _ in before],
-                          [a.turn.text for _, a in before])
-
-
 def blind_caption(reply: Reply) -> str:
     """What a column says about its reply before the vote: no method name."""
     line = f"{sum(reply.timings.values()):.2f} s · {reply.llm_calls} LLM call(s)"
@@ -169,8 +133,7 @@ def answer(service: ConversationService, group: dict[str, str], order: list[str]
     """Send `message` to every method of the group at once and draw the replies blind, in `order`,
     as they stream. Leaving early (Stop, another click: Streamlit stops the run at a page update)
     stops every round; each keeps the message and its partial reply, marked stopped."""
-    remember(service.store, service.owner, group, f"Compare: {message[:40]}")  # first in the owner's list
-    rounds = {m: service.start(group[m], m, message) for m in order}
+    rounds = service.comparison_rounds(group, order, message)  # the group goes first in the owner's list
     st.session_state[PENDING] = [r.pending for r in rounds.values()]
     boxes = {}
     for col, label, method in zip(st.columns(len(order)), column_labels(len(order)), order):
