@@ -168,7 +168,7 @@ class Session:
             try:
                 self.close()
                 return self.connect()
-            except Exception as err:  # nginx may still try the dead replica first: try again shortly
+            except Exception:  # nginx may still try the dead replica first: try again shortly
                 if attempt == 19:
                     raise
                 time.sleep(0.5 + 0.5 * random.random())

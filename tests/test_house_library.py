@@ -13,9 +13,6 @@ import test_architecture as arch  # the file-level import graph of core and its 
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_MODULES = ("core.cli", "core.cli_qa", "core.cli_train", "core.__main__")
-# Pages that still import method internals, each with the delivery of issue 56 that moves them out;
-# an entry goes when its page is fixed (the Memory graph's D-SMART state packing: deliverable 1).
-PAGES_PENDING = {"pages/2_Memory_graph.py"}
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -44,18 +41,6 @@ def test_nothing_in_ui_pages_or_lab_scripts_imports_the_command_line():
     offenders = [f"{p.relative_to(REPO)}:{line} {m}" for p in _files("ui", "pages", "scripts/lab")
                  for line, m in _imports(p) if _is_under(m, CLI_MODULES)]
     assert offenders == []
-
-
-def test_no_page_imports_a_module_under_core_methods():
-    """The registry `core.methods` is a page's door to the methods (sgmem_settings for the
-    Retrieval page's sliders); a module under it is a method's inside."""
-    offenders = {}
-    for path in _files("pages"):
-        bad = sorted({m for _, m in _imports(path) if _is_method_module(m)})
-        if bad:
-            offenders[str(path.relative_to(REPO))] = bad
-    assert "pages/3_Retrieval_comparison.py" not in offenders
-    assert set(offenders) <= PAGES_PENDING, offenders
 
 
 def _is_method_module(name: str) -> bool:

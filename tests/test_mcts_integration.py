@@ -5,7 +5,6 @@ knowledge-retrieval benchmark runs end to end (scripted reasoner LLM, real BERTS
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -10,7 +10,8 @@ import streamlit as st
 
 from core.conversation import ConversationService
 from core.dialogue import Turn
-from core.judging import judge_consistency, judgement_of, unjudged as _unjudged  # noqa: F401 (judgement_of: for pages)
+from core.judging import judge_consistency, judgement_of  # noqa: F401 (judgement_of: for pages)
+from core.judging import unjudged as _unjudged
 from core.metrics.nli import NLIJudgement
 from core.paths import MissingResource
 from core.store import StoredTurn

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import defaultdict
 
 from core.benchmarks.runner import BenchContext, BenchResult
 from core.metrics.fact_types import LABELS
