@@ -41,16 +41,8 @@ from core.judging import NLI_CONTEXT_TURNS, checks_of, judge_consistency, judgem
 from core.limits import clean_message
 from core.llm import LLM, LLMError
 from core.llm.fair_queue import QueuePlace, caller
-from core.memory_artifact import (  # noqa: F401 (re-exported)
-    ARTIFACT_VERSION,
-    MAGIC,
-    SavedMemory,
-    load_memory,
-    memory_key,
-    pack_memory,
-    save_memory,
-    unpack_memory,
-)
+from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, load_memory, memory_key,  # noqa: F401 (re-exported)
+                                  pack_memory, save_memory, unpack_memory)
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
 from core.reply_check import ReplyCheckSettings, check_reply

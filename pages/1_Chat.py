@@ -10,21 +10,7 @@ from core.limits import InvalidMessage, clean_message
 from core.llm import LLMError
 from core.methods import METHODS, method_class
 from core.paths import MissingResource
-from ui import (
-    chat_box,
-    consistency,
-    conversations,
-    forget,
-    icons,
-    owner,
-    replies,
-    resources,
-    safe,
-    screens,
-    state,
-    streaming,
-    warmup,
-)
+from ui import chat_box, consistency, conversations, forget, icons, owner, replies, resources, safe, screens, state, streaming, warmup
 
 st.set_page_config(page_title="Chat", page_icon=icons.FAVICON, layout="wide")
 warmup.start()  # shared models load in the background while the page is read
