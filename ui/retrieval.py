@@ -25,6 +25,7 @@ from core.paths import REPO_ROOT, SHARED_DIR
 from core.retrieval import RetrieverContext
 from core.retrieval.base import Retriever
 from core.retrieval.cache import shared_cached_embedder
+from core.retrieval.report import LEVEL_METRICS  # noqa: F401 (the Retrieval page's metric choices)
 from ui import icons, runs, safe, state, warmup
 
 LOCOMO_DEFAULT = SHARED_DIR / "data" / "locomo" / "locomo_dev.json"
