@@ -55,6 +55,9 @@ class LLMSettings:
     # short prompt costs the same; the KV cache takes ~700 MB for the 1.5B model's two slots)
     n_ctx: int = 12288
     slots: int = 2  # replies generated at once (continuous batching); more wait in a queue
+    # sampling seed sent with every request (None: a new one each time, as a chat should be); a
+    # fixed seed makes a run repeatable, so a refactor can be checked to change no reply
+    seed: int | None = None
 
     @property
     def is_strong(self) -> bool:

@@ -24,6 +24,8 @@ def add_llm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threads", type=int, default=None, help="local: CPU threads (default all cores)")
     g.add_argument("--n-ctx", type=int, default=None, help="local: context window per slot in tokens (default "
                    "WORKBENCH_LLM_N_CTX or 12288, which mem0's ~8,000-token prompt needs)")
+    g.add_argument("--llm-seed", type=int, default=None,
+                   help="local: sampling seed sent with every request, for a repeatable run (default: a new one each time)")
     g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     g.add_argument("--strong", action=argparse.BooleanOptionalAction, default=None,
                    help="treat the LLM as able to follow the papers' free-text prompts")
@@ -43,6 +45,7 @@ def llm_settings_from_args(args: argparse.Namespace) -> LLMSettings:
         dtype=getattr(args, "dtype", None) or base.dtype,
         threads=args.threads if getattr(args, "threads", None) is not None else base.threads,
         n_ctx=args.n_ctx if getattr(args, "n_ctx", None) is not None else base.n_ctx,
+        seed=getattr(args, "llm_seed", None),
     )
 
 

@@ -231,3 +231,22 @@ def test_exiting_while_a_reply_streams_shuts_the_server_down_cleanly():
     out = subprocess.run([sys.executable, "-c", EXIT_MID_STREAM], cwd=repo, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "terminate called" not in out.stderr and "FATAL" not in out.stderr
+
+
+def test_a_seeded_server_samples_the_same_reply_twice():
+    """`--llm-seed`: what scripts/lab/same_replies.py needs to see that a refactor changed no reply."""
+    import argparse
+
+    from core.llm import llamacpp_options
+    from core.toolkit import add_llm_options, llm_settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_llm_options(parser)
+    options = llamacpp_options(llm_settings_from_args(parser.parse_args(["--model", "small", "--llm-seed", "7"])))
+    assert options.seed == 7
+    llm = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=1, threads=2, seed=options.seed))
+    try:
+        first, again = (llm.chat("Tell me about your day.", temperature=1.0, max_tokens=24).text for _ in range(2))
+    finally:
+        llm.close()
+    assert first and first == again

@@ -39,4 +39,4 @@ def llamacpp_options(settings, cache_dir: str = ""):
     from core.llm.llamacpp import LlamaCppOptions
 
     return LlamaCppOptions(model=settings.model, cache_dir=cache_dir, threads=settings.threads, n_ctx=settings.n_ctx,
-                           slots=settings.slots)
+                           slots=settings.slots, seed=settings.seed)

@@ -67,6 +67,7 @@ class LlamaCppOptions:
     slots: int = 2  # sequences served at once
     n_probs: int = 40  # top log-probabilities read per scoring request
     gpu_layers: int = 0  # > 0 offloads layers where the wheel has a GPU backend
+    seed: int | None = None  # sampling seed per request (None: the server draws one)
 
 
 def leave_cores_to_llamacpp() -> None:
@@ -234,6 +235,8 @@ class LlamaCppLLM(LLM):
         }
         if temperature > 0:
             request["top_p"] = 0.95
+        if self.options.seed is not None:
+            request["seed"] = self.options.seed
         if stop:
             request["stop"] = list(stop)[:4]
         return request, cut

@@ -7,7 +7,7 @@ the embedded model at temperature 0, recorded before and after, then compared fi
     python scripts/lab/same_replies.py compare results/house/replies-before.json results/house/replies-after.json
 
 Each method runs `python -m core chat --script` in its own process (the small SmolLM2 GGUF, 2
-threads, greedy decoding), so a run is the same on the same machine; what is compared is what a
+threads, sampling seed 0 on every request: `--llm-seed`), so a run is the same on the same machine; what is compared is what a
 person or a benchmark sees: the reply, the method's own draft, the evidence, the consistency label
 and score, and the model calls with their prompt and completion token counts. Timings are left out.
 """
@@ -45,7 +45,7 @@ def record(methods: list[str], model: str, out: Path) -> None:
         for method in methods:
             path = Path(tmp) / f"{method}.jsonl"
             cmd = [sys.executable, "-m", "core", "chat", "--method", method, "--script", SCRIPT, "--out", str(path),
-                   "--model", model, "--threads", "2"]
+                   "--model", model, "--threads", "2", "--llm-seed", "0"]
             done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800)
             if done.returncode != 0:
                 raise SystemExit(f"{method}: chat --script exited {done.returncode}: {done.stderr[-2000:]}")
