@@ -70,7 +70,8 @@ def bench_request(args: argparse.Namespace) -> BenchRequest:
     if getattr(args, "reader", ""):  # QA benchmarks: the reader may be another backend than the methods' LLM
         reader = llm_settings_from_spec(args.reader, args.base_url or "", os.environ.get("WORKBENCH_LLM_API_KEY", ""))
         settings = LLMSettings(backend=reader.backend, model=reader.model, base_url=reader.base_url,
-                               api_key=reader.api_key, strong=args.strong, threads=settings.threads, n_ctx=settings.n_ctx)
+                               api_key=reader.api_key, strong=args.strong, threads=settings.threads, n_ctx=settings.n_ctx,
+                               seed=settings.seed)
     recorded = RUN_FLAGS | {"embedder", "recall_embedder"}  # the request carries the embedders as fields
     return BenchRequest(
         benchmark=args.benchmark,

@@ -7,16 +7,22 @@ The conversation service (core.conversation.ConversationService) exposes these a
 `start_comparison` makes the group, `comparison_rounds` starts one round per method for a message,
 `discard_comparison` removes a new group again when nothing compared was stored (the backend failed
 on its first message), and `comparison_rows` reads what the group holds, turn by turn.
+
+An owner's live comparisons are listed in the owner's settings (`Store.get_settings`), most recently
+used first, so a new visit to the Compare page reopens the latest and offers the earlier ones; each
+is named by its key (the conversation ids joined by commas, the votes' `conversation`), and one
+whose conversations are gone (deleted, forgotten) is left out.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from core.metrics.conversing import tripped_checks
 from core.store import Store, StoredTurn
-from core.votes.groups import remember
 
 TITLE_CHARS = 40  # of the first message, in the group's title
 SHOWN_TURNS = 20  # the latest turns a page draws
@@ -92,3 +98,54 @@ def _tripped(pairs: list, k: int) -> tuple[str, ...]:
     before = pairs[:k]
     return tripped_checks(pairs[k][1].turn.text, pairs[k][0].turn.text, [u.turn.text for u, _ in before],
                           [a.turn.text for _, a in before])
+
+
+# -- the owner's list of comparisons ------------------------------------------------------------------
+SETTINGS_KEY = "comparisons"
+MAX_KEPT = 50  # the oldest fall off the list (their conversations and votes stay)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    key: str  # the group's conversation ids, joined by commas
+    methods: tuple[str, ...]  # in the order they were chosen, one per conversation of the key
+    title: str
+    used_at: float  # when a message was last sent in it
+
+    @property
+    def group(self) -> dict[str, str]:
+        """method -> conversation id."""
+        return dict(zip(self.methods, self.key.split(",")))
+
+
+def _parse(entry: object) -> Comparison | None:
+    """An entry of the settings list, or None for one this code cannot read (hand-edited, older)."""
+    if not isinstance(entry, dict):
+        return None
+    key, methods = entry.get("key"), entry.get("methods")
+    if not isinstance(key, str) or not isinstance(methods, list) or len(methods) != len(key.split(",")) or len(methods) < 2:
+        return None
+    return Comparison(key, tuple(str(m) for m in methods), str(entry.get("title", "")), float(entry.get("used_at", 0.0)))
+
+
+def comparisons(store: Store, owner: str) -> list[Comparison]:
+    """The owner's comparisons whose conversations all still exist, most recently used first."""
+    kept = [c for c in map(_parse, store.get_settings(owner=owner).get(SETTINGS_KEY, [])) if c is not None]
+    mine = {c.id for c in store.list_conversations(owner=owner, include_shared=False)}
+    return [c for c in sorted(kept, key=lambda c: -c.used_at) if set(c.key.split(",")) <= mine]
+
+
+def remember(store: Store, owner: str, group: dict[str, str], title: str,
+             now: Callable[[], float] = time.time) -> Comparison:
+    """Put the comparison `group` (method -> conversation id) first in the owner's list (added, or
+    moved there when a message is sent in it again); its first title stays."""
+    settings = store.get_settings(owner=owner)
+    key = ",".join(group.values())
+    earlier = [c for c in map(_parse, settings.get(SETTINGS_KEY, [])) if c is not None]
+    title = next((c.title for c in earlier if c.key == key), title)
+    this = Comparison(key, tuple(group), title, now())
+    entries = [this, *(c for c in earlier if c.key != key)][:MAX_KEPT]
+    settings[SETTINGS_KEY] = [{"key": c.key, "methods": list(c.methods), "title": c.title, "used_at": c.used_at}
+                              for c in entries]
+    store.put_settings(settings, owner=owner)
+    return this

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.compare_group import comparisons, remember
 from core.store import Store
-from core.votes.groups import comparisons, remember
 from core.votes.model import make_vote
 from core.votes.ranking import MIN_METHOD_VOTES, rank, short_of_votes
 from tests.page_fixtures import stub, tiny_nli, tiny_nli_folder  # noqa: F401 (fixtures)

@@ -106,7 +106,7 @@ def test_a_comparison_is_one_conversation_per_method_answered_and_read_back_as_r
     rows, apart = svc.comparison_rows(group)
     assert not apart and len(rows) == 1 and rows[0].user == "I live in Lisbon and I keep bees."
     assert {m: r.turn.text for m, r in rows[0].replies.items()} == {m: e.reply.text for m, e in done.items()}
-    from core.votes.groups import comparisons
+    from core.compare_group import comparisons
 
     assert comparisons(store, ME)[0].group == group  # first in the owner's list of comparisons
 

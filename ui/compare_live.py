@@ -14,11 +14,10 @@ from contextlib import ExitStack
 
 import streamlit as st
 
-from core.compare_group import Row
+from core.compare_group import Comparison, Row, comparisons
 from core.conversation import ConversationService, MethodProgress, Queued, ReplyStored, ReplyText, Working, judgement_of
 from core.dialogue import Reply
 from core.store import Store, StoredTurn
-from core.votes.groups import Comparison, comparisons
 from core.votes.measures import cs_of
 from core.votes.model import column_labels
 from ui import consistency, replies

@@ -27,7 +27,7 @@ RUN_FLAGS = frozenset({"command", "func", "benchmark", "data", "out", "methods",
                        "ray_gpus", "ray_retries", "argv", "workers"})
 # The command line's LLM flags that a summary records (as given, None when not): a run started from
 # code takes its LLM settings whole (BenchRequest.llm), so it records them as not given.
-LLM_FLAGS_NOT_GIVEN: dict[str, Any] = {"threads": None, "n_ctx": None, "dtype": None}
+LLM_FLAGS_NOT_GIVEN: dict[str, Any] = {"threads": None, "n_ctx": None, "llm_seed": None, "dtype": None}
 
 
 @dataclass(frozen=True)
