@@ -52,7 +52,9 @@ def record(methods: list[str], model: str, out: Path) -> None:
             runs[method] = [what_is_seen(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
             print(f"{method}: {len(runs[method])} replies", file=sys.stderr)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"script": SCRIPT, "model": model, "runs": runs}, indent=1, ensure_ascii=False) + "\n")
+    command = f"python scripts/lab/same_replies.py record --out {out} --model {model} --methods {' '.join(methods)}"
+    out.write_text(json.dumps({"command": command, "script": SCRIPT, "model": model, "runs": runs}, indent=1,
+                              ensure_ascii=False) + "\n")
 
 
 def differences(before: dict, after: dict) -> list[str]:
