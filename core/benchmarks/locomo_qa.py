@@ -13,18 +13,8 @@ from __future__ import annotations
 
 # shardable (core.benchmarks.runner.shardable): a row is one (question, method), a shard takes whole questions,
 # and the figures come from the rows alone (qa_common.summarise)
-from core.benchmarks.qa_common import (  # noqa: F401
-    MERGE_EXTRA,
-    TIMED_FIELDS,
-    QAConversation,
-    QAFormat,
-    QAQuestion,
-    add_qa_arguments,
-    item_id,
-    run_qa,
-    stratified_sample,
-    summarise,
-)
+from core.benchmarks.qa_common import (MERGE_EXTRA, TIMED_FIELDS, QAConversation, QAFormat,  # noqa: F401
+                                       QAQuestion, add_qa_arguments, item_id, run_qa, stratified_sample, summarise)
 from core.benchmarks.qa_sources import Piece
 from core.benchmarks.runner import BenchResult
 from core.data.locomo import load_locomo
