@@ -68,6 +68,10 @@ class LlamaCppOptions:
     n_probs: int = 40  # top log-probabilities read per scoring request
     gpu_layers: int = 0  # > 0 offloads layers where the wheel has a GPU backend
     seed: int | None = None  # sampling seed per request (None: the server draws one)
+    # speculative decoding: "" none, "draft:<model key or .gguf>" a draft model, or an n-gram kind
+    # ("ngram-simple", "ngram-mod", "ngram-map-k"); measured in scripts/lab/speculative_decode.py
+    speculative: str = ""
+    draft_max: int = 3  # tokens drafted per step (llama.cpp's --draft-max)
 
 
 def leave_cores_to_llamacpp() -> None:
@@ -102,6 +106,29 @@ def token_logprobs(choice: dict) -> tuple[TokenLogprob, ...] | None:
                  for t in content)
 
 
+SPECULATIVE_NGRAM = {"ngram-simple": "NGRAM_SIMPLE", "ngram-mod": "NGRAM_MOD", "ngram-map-k": "NGRAM_MAP_K"}
+
+
+def configure_speculative(params, options: LlamaCppOptions, xllamacpp) -> None:
+    """Set llama.cpp's speculative decoding from `options.speculative` (see LlamaCppOptions)."""
+    kind = options.speculative.strip()
+    if not kind:
+        return
+    spec = params.speculative
+    if kind.startswith("draft:"):
+        draft_path, _ = resolve_gguf(kind.removeprefix("draft:"), options.cache_dir)
+        spec.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        spec.draft.mparams.path = str(draft_path)
+        spec.draft.n_max = options.draft_max
+        spec.draft.n_gpu_layers = options.gpu_layers
+        spec.draft.cpuparams.n_threads = params.cpuparams.n_threads
+        spec.draft.cpuparams_batch.n_threads = params.cpuparams_batch.n_threads
+    elif kind in SPECULATIVE_NGRAM:
+        spec.types = [getattr(xllamacpp.common_speculative_type, "COMMON_SPECULATIVE_TYPE_" + SPECULATIVE_NGRAM[kind])]
+    else:
+        raise LLMError(f"unknown speculative decoding {kind!r}: use draft:<model>, or one of {', '.join(SPECULATIVE_NGRAM)}")
+
+
 def report_timings(timings: dict | None, seconds: float) -> None:
     """One request's server-side work to the cost meters: prompt tokens run, prompt tokens reused
     from the slot's KV cache (or the server's RAM prompt cache), tokens generated."""
@@ -134,6 +161,7 @@ class LlamaCppLLM(LLM):
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads
         params.n_gpu_layers = options.gpu_layers
+        configure_speculative(params, options, xllamacpp)
         params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
         params.api_keys = [self._key]
         try:
