@@ -9,6 +9,10 @@
   ("You're Nadia and you work as a nurse." to "I'm Nadia, I work as a nurse."), as `bench replies`
   finds a restatement (core.metrics.saying_back.restates) but sentence by sentence, is dropped the
   same way (issue 52): turned into the second person it would still be said back.
+- **nothing told, nothing answered** (issue 52): asked for a fact of the user's world
+  (core.told_answers: "What's my wife's name?"), a sentence that answers with what the user never
+  told ("Your wife's name is Efua." when Efua is a granddaughter) is dropped when another sentence
+  answers from what was told; when none does, the reply is "You haven't told me that."
 - **the user's facts said to the user**: a sentence that restates one of the user's own
   first-person facts in the first person ("What is my job?" -> "I work as a pharmacist in
   Coimbra.") is said in the second person ("You work as a pharmacist in Coimbra."). The restated
@@ -33,6 +37,7 @@ from typing import Sequence
 from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, normal_text, voice_clauses
 from core.metrics.saying_back import restates
 from core.person import second_person
+from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question
 from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -47,6 +52,7 @@ class ReplyCheckSettings:
     echo_share: float = 0.5  # a sentence is part of the echo when this share of it lies in the stretch
     second_person: bool = True
     drop_said_back: bool = True  # a sentence that restates the message (core.metrics.saying_back.restates)
+    decline_untold: bool = True  # an answer about the user that the user never told (core.told_answers)
 
 
 @dataclass(frozen=True)
@@ -54,16 +60,25 @@ class CheckedReply:
     text: str
     dropped: tuple[str, ...] = ()  # sentences taken out as echoes of the user's message or said back
     rewritten: tuple[tuple[str, str], ...] = ()  # (sentence as written, as said to the user)
+    untold: tuple[str, ...] = ()  # sentences that answered with what the user never told (out, or the reply declines)
+
+    @property
+    def declined(self) -> bool:
+        """Whether the reply became the decline (nothing it answered was told)."""
+        return bool(self.untold) and self.text == DECLINE
 
     @property
     def changed(self) -> bool:
-        return bool(self.dropped or self.rewritten)
+        return bool(self.dropped or self.rewritten or self.untold)
 
     def summary(self) -> str:
         """One line for a trace or a page: what the check changed."""
         parts = []
         if self.dropped:
             parts.append(f"dropped {len(self.dropped)} sentence(s) repeating or saying back the user's message")
+        if self.untold:
+            parts.append(f"took out {len(self.untold)} sentence(s) answering with what the user never told"
+                         + ("; said so instead" if self.declined else ""))
         if self.rewritten:
             parts.append(f"said {len(self.rewritten)} sentence(s) of the user's facts in the second person")
         return "; ".join(parts) or "no change"
@@ -166,14 +181,23 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     told = told_part(message)
     if settings.drop_said_back and told:
         drop |= {i for i, s in enumerate(sentences) if restates(s, told)}
-    if says_nothing_else(sentences, drop):
+    untold: set[int] = set()
+    question = fact_question(message, earlier_user) if settings.decline_untold else ""
+    if question:
+        kinds = [answer_kind(s, question, earlier_user) for s in sentences]
+        untold = {i for i, kind in enumerate(kinds) if kind == UNTOLD}
+        if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
+            return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))
+    drop -= untold
+    if says_nothing_else(sentences, drop | untold):
         drop = set()  # nothing else said (a lone "." is nothing): keep the reply whole
+    drop_all = drop | untold
     users = (*earlier_user, message)
     pieces: list[str] = []
     rewritten: list[tuple[str, str]] = []
     kept_end, gap = 0, None  # end of the last kept sentence; the space before a dropped run
     for i, (a, b) in enumerate(spans):
-        if i in drop:
+        if i in drop_all:
             gap = text[kept_end:a] if gap is None else gap
             continue
         sentence, plain = sentences[i], sentences[i].replace("\u2019", "'")
@@ -185,4 +209,5 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         pieces += [text[kept_end:a] if gap is None else gap, new if new != plain else sentence]
         kept_end, gap = b, None
     pieces.append(text[spans[-1][1]:])  # what follows the last sentence, kept or not
-    return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten))
+    return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten),
+                        tuple(sentences[i] for i in sorted(untold)))

@@ -14,7 +14,10 @@ complete once the next one has begun); each complete sentence goes through the s
 (half of it or more is a stretch of the message) is held back until a sentence that cannot be
 one follows it or the reply ends; so is a sentence that says the message back (`told_part`,
 `restates`: dropped once something else is said) and one with no word (it says nothing else);
-other sentences go out at once. For a finished reply the
+other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
+reply is held until a sentence answers from what was told (then the held sentences that answer
+with what was never told are dropped, the rest go on) or the reply ends (then, if one answered
+with what was never told, the reply is the decline). For a finished reply the
 joined pieces are what `check_reply` makes of the whole text (tests/test_reply_stream.py checks
 this on the check's own cases).
 """
@@ -29,6 +32,7 @@ from difflib import SequenceMatcher
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
 from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person, says_nothing_else, told_part
+from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question
 from core.text import split_sentences, words
 
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
@@ -65,6 +69,12 @@ class CheckedStream:
         self.raw = ""  # every piece fed
         self.shown = ""
         self.dropped: list[str] = []  # sentences taken out as echoes
+        self.untold: list[str] = []  # sentences that answered with what the user never told
+        self.earlier = tuple(earlier_user)
+        self.question = fact_question(message, earlier_user) if settings.decline_untold else ""
+        self._answer: list[tuple[int, _Sentence, str]] = []  # a fact question's sentences, held until one is told
+        self._answered = False  # a sentence answered from what was told
+        self._untold_at: set[int] = set()  # indices of the untold sentences
         self._at = 0  # raw[:_at] is split into sentences already
         self._sentences: list[str] = []  # every complete sentence so far, as written
         self._held: list[tuple[int, _Sentence]] = []  # sentences that may be part of an echo, undecided
@@ -86,6 +96,7 @@ class CheckedStream:
         """The reply is complete: return the rest of its checked text."""
         before = len(self.shown)
         self._take(final=True)
+        self._settle_answer()
         self._resolve(final=True)
         return self.shown[before:]
 
@@ -113,6 +124,42 @@ class CheckedStream:
     def _add(self, sentence: _Sentence) -> None:
         index = len(self._sentences)
         self._sentences.append(sentence.text)
+        if self.question:
+            kind = answer_kind(sentence.text, self.question, self.earlier)
+            if kind == UNTOLD:
+                self.untold.append(sentence.text)
+                self._untold_at.add(index)
+                if self._answered:
+                    self._gap = sentence.gap if self._gap is None else self._gap
+                    return
+            if not self._answered:
+                self._answer.append((index, sentence, kind))
+                if kind == TOLD:
+                    self._answered = True
+                    self._release_answer()
+                return
+        self._check(index, sentence)
+
+    def _settle_answer(self) -> None:
+        """The reply has ended with a fact question's sentences held: the decline if one answered
+        with what was never told (and none from what was), else they go on."""
+        if not self._answer:
+            return
+        if self.untold:
+            self.shown = DECLINE
+            self._answer = []
+            return
+        self._release_answer()
+
+    def _release_answer(self) -> None:
+        held, self._answer = self._answer, []
+        for index, sentence, kind in held:
+            if kind == UNTOLD:
+                self._gap = sentence.gap if self._gap is None else self._gap
+            else:
+                self._check(index, sentence)
+
+    def _check(self, index: int, sentence: _Sentence) -> None:
         s = self.settings
         if ((s.drop_echoes and could_echo(sentence.text, self.message, s)) or self._says_back(sentence.text)
                 or not words(sentence.text)):
@@ -129,7 +176,7 @@ class CheckedStream:
         s = self.settings
         echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share) if s.drop_echoes else set()
         echo |= {index for index, sentence in self._held if self._says_back(sentence.text)}
-        if final and says_nothing_else(self._sentences, echo):
+        if final and says_nothing_else(self._sentences, echo | self._untold_at):
             echo = set()  # nothing else said: the reply stays whole, as check_reply keeps it
         for index, sentence in self._held:
             if index in echo:
@@ -152,6 +199,9 @@ class CheckedStream:
 
     def _show_rest(self, rest: str) -> None:
         """Text the splitter gives no sentences of, after the held ones are decided."""
+        self._settle_answer()
+        if self.shown == DECLINE and self.untold:
+            return
         self._resolve(final=True)
         rest = rest.rstrip()
         self.shown += rest.lstrip() if not self.shown else rest

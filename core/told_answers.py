@@ -1,0 +1,178 @@
+"""Answers about the user held to what the user told (issue 52): asked "What's my wife's name?" by
+someone who never said it, a small model answers with a name anyway: the user's own, another
+relative's, one it made up. The chat opening asks it to say it wasn't told; the 1.5B does so
+rarely (docs/replies.md). This is the reply check's test for such an answer. Pure functions over
+text; no model.
+
+A message is a **fact question** when its last question asks what, which, where, who, whose,
+when, how many, how old, how long or how much, not with a modal after it ("What should I cook?"
+asks for advice, not a fact) nor for the assistant's view ("what do you think"), and it is about
+the user's world: a first-person word ("my", "I", "we") or a name from the user's earlier
+messages ("What does Sindre do?").
+
+A sentence of the reply **claims** an answer when it does not decline (core.metrics.abstention)
+and either shares a word with the question, or opens with a pronoun or the question's name, or is
+a few words with a name or number in them ("In Bergen.", not "Noted."). Its **value** is what it adds to the question: its names and numbers (capitalised
+words after the first, digits) if it has any, else its other content words.
+
+The claim is **told** when an earlier user message holds a word of its value. Where the question
+names a relation ("wife" in "What is my wife's name?"), that message must hold the relation too;
+where the value is a name and the question's words are all things the user never wrote of
+("born", "cat", "favourite film"), the message must also hold another word of the claim ("You're a
+vegetarian since sixteen" is told by "I'm a vegetarian since I was sixteen"), or it is not told: "Your wife's name is Efua."
+after "My granddaughter Efua studies medicine" and "My wife and I have been married for forty-one
+years" is not told, and neither is a birthplace when the user never spoke of being born. Words
+that only name the kind of answer (job, city, age, ...) need not be there: "What's my job?" is
+answered by "I'm an electrician". Words are compared as crude stems
+(core.metrics.reply_defects.stem); a paraphrase with no word in common ("nurse" for "I work on a
+ward") reads as untold, so the test is loose on purpose: one shared word of the value is enough.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.metrics.abstention import declines
+from core.metrics.reply_defects import FIRST_PERSON, PERSON_NOUNS, STOPWORDS, stem
+from core.text import split_sentences, words
+
+DECLINE = "You haven't told me that."
+
+_WH = ("what", "what's", "whats", "which", "where", "where's", "who", "who's", "whose", "when")
+_HOW = frozenset({"many", "old", "long", "much"})  # "how many", "how old", ...: "how do I" asks for a way
+_MODALS = frozenset({"should", "could", "would", "can", "might", "shall", "may", "must", "ought"})
+_OPINION = frozenset({"think", "recommend", "suggest", "reckon", "mean", "like", "prefer", "advise"})
+# the asking, not the fact asked for: "what's my daughter's name again, do you remember?"
+_ASKING = frozenset(stem(w) for w in """name named call called remember recall again tell told know knew quick check
+    forget before mention mentioned said say exactly please anything something thing sure question ask wonder remind
+    curious""".split()) | frozenset(_WH)
+# the kind of answer asked for, not a fact of its own: the user need not have written the word
+_SLOTS = frozenset(stem(w) for w in """job work living profession occupation career city town country place live
+    home part area age old year kind type sort day time colour color""".split())
+_RELATIONS = frozenset(stem(w) for w in PERSON_NOUNS)
+_SUBJECTS = frozenset("""you your you're you've he his she her they their we our i my
+    he's she's they're""".split())
+_LEAD_IN = 6  # words before the question word: "Quick check before I forget: what ..."
+_RECALL_WORDS = 30  # a longer message is talk or a request for help, not a recall question
+_SHORT = 4  # words: "It was Anna." / "In Bergen." answer with a name whatever they share with the question
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+
+
+def question_of(message: str) -> str:
+    """The message's last sentence that ends in a question mark ("" when it asks nothing)."""
+    asked = [s for s in split_sentences(message) if s.rstrip().endswith("?")]
+    return asked[-1] if asked else ""
+
+
+def asked_part(question: str) -> list[str]:
+    """The words of `question` from its question word on, when that word opens it or a short
+    lead-in ("Quick check before I forget: what ...", "And what's ...", "Tell me, where ..."), and
+    is not followed by a modal ("What should I cook?" asks for advice) nor asks the assistant's view
+    ("What do you think ..."); [] otherwise."""
+    tokens = words(question.replace("\u2019", "'"))
+    for i, token in enumerate(tokens[:_LEAD_IN + 1]):
+        if token in _WH or (token == "how" and i + 1 < len(tokens) and tokens[i + 1] in _HOW):
+            asked = tokens[i:]
+            if any(t in _MODALS for t in asked[1:4]):
+                return []
+            if any(a == "you" and b in _OPINION for a, b in zip(asked, asked[1:])):
+                return []
+            return asked
+    return []
+
+
+def user_names(user_messages: Sequence[str]) -> frozenset[str]:
+    """Stems of the capitalised words the user wrote after a sentence's first word."""
+    found = set()
+    for message in user_messages:
+        for sentence in split_sentences(message):
+            tokens = _TOKEN.findall(sentence)
+            found |= {_key(_bare(t)) for t in tokens[1:] if t[0].isupper() and t != "I"}
+    return frozenset(found)
+
+
+def fact_question(message: str, earlier_user: Sequence[str]) -> str:
+    """The question of `message` when it asks for a fact of the user's world, else "". A recall
+    question is short; a paragraph that asks for help ("... what are the most likely problems?")
+    is not one, however it is worded."""
+    if len(words(message)) > _RECALL_WORDS:
+        return ""
+    question = question_of(message)
+    asked = asked_part(question) if question else []
+    if not asked:
+        return ""
+    if any(t in FIRST_PERSON or t in ("me", "us") for t in asked):
+        return question
+    return question if {_key(_bare(t)) for t in asked} & user_names(earlier_user) else ""
+
+
+_NUMBERS = {w: str(i) for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
+    thirteen fourteen fifteen sixteen seventeen eighteen nineteen""".split())} | {
+    w: str(10 * i) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+
+
+def _bare(token: str) -> str:
+    """A word without its possessive: "daughter's" is "daughter", "what's" is "what"."""
+    return token[:-2] if token.endswith("'s") else token
+
+
+def _key(token: str) -> str:
+    """A word's stem, a number word as its digits ("two" and "2" are one value)."""
+    return _NUMBERS.get(token.lower(), stem(token))
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The content words of `text` as keys (core.metrics.saying_back.content_stems, numbers as digits)."""
+    tokens = (_bare(t) for t in words(text.replace("\u2019", "'").replace("_", " ")))
+    return frozenset(_key(t) for t in tokens if t and t not in STOPWORDS)
+
+
+def _names(sentence: str) -> frozenset[str]:
+    """Stems of the capitalised words after the first, and the numbers (words or digits)."""
+    tokens = _TOKEN.findall(sentence.replace("\u2019", "'"))
+    return frozenset(_key(_bare(t)) for i, t in enumerate(tokens)
+                     if any(c.isdigit() for c in t) or t.lower() in _NUMBERS or (i > 0 and t[0].isupper() and t != "I"))
+
+
+def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
+    """What `sentence` says beyond `question` (stems), and whether that is names and numbers (else
+    content words); empty when it makes no claim that answers the question."""
+    if sentence.rstrip().endswith("?") or declines(sentence):
+        return frozenset(), False
+    asked = _stems(question) | {_key(_bare(t)) for t in words(question)}
+    mine = _stems(sentence) - _ASKING
+    tokens = words(sentence.replace("\u2019", "'"))
+    names = _names(sentence) - asked
+    answers = bool(mine & asked) or (tokens and tokens[0] in _SUBJECTS) or (tokens and _key(tokens[0]) in asked) \
+        or (len(tokens) <= _SHORT and bool(names))
+    if not answers:
+        return frozenset(), False
+    return (names, True) if names else (mine - asked, False)
+
+
+TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
+
+
+def answer_kind(sentence: str, question: str, earlier_user: Sequence[str]) -> str:
+    """TOLD, UNTOLD, or NO_CLAIM (the sentence answers nothing: a remark, a question back, a decline)."""
+    if not claim_value(sentence, question)[0]:
+        return NO_CLAIM
+    return TOLD if told(sentence, question, earlier_user) else UNTOLD
+
+
+def told(sentence: str, question: str, earlier_user: Sequence[str]) -> bool:
+    """Whether the answer `sentence` gives to `question` is in what the user told (True when it
+    claims nothing)."""
+    value, named = claim_value(sentence, question)
+    if not value:
+        return True
+    said = [_stems(m) | _names(m) for m in earlier_user]
+    topic = _stems(question) - _ASKING - _SLOTS
+    if named and topic and not topic & frozenset().union(*said):
+        # asked about a thing never spoken of (a birthplace, a cat): a name the user wrote is told
+        # only with more of the claim beside it ("a vegetarian since sixteen"), not alone ("born in Bergen")
+        context = _stems(sentence) - value - _stems(question) - _ASKING
+        return any(value & words_of and context & words_of for words_of in said)
+    relations = topic & _RELATIONS  # a relation's fact must be told with the relation
+    return any(value & words_of and (not relations or relations & words_of) for words_of in said)

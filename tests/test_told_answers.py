@@ -1,0 +1,121 @@
+"""Answers about the user held to what the user told (core/told_answers.py, issue 52), and the reply
+check that uses it: a never-told fact is declined, a told one is kept, talk and requests for help
+are left alone. Hand-made cases; the streamed check must make the same of them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.reply_check import check_reply
+from core.reply_stream import CheckedStream
+from core.told_answers import DECLINE, NO_CLAIM, TOLD, UNTOLD, answer_kind, fact_question
+
+INGRID = "Hi! I'm Ingrid. I work as a midwife at the hospital in Bergen, mostly on the maternity ward."
+SINDRE = "My husband Sindre is a carpenter. He builds kitchens for a small firm."
+DAUGHTER = "We have a daughter who just turned six. She started school in August."
+MOVED = "We used to live in a tiny flat in the city centre, but in the spring we moved to a house in Fana."
+KWAME = "Good morning. My name is Kwame. I retired last year after thirty years as a railway engineer in Accra."
+EFUA = "My granddaughter Efua is studying medicine in Kumasi."
+WIFE = "My wife and I have been married for forty-one years. She still beats me at draughts."
+HENS = "We had three hens until May, when we bought two more, so there are five of them now."
+OSKAR = "Hi, I'm Oskar. I'm an electrician in Krakow, and I've just signed up for my first marathon."
+GRAN = "My grandmother Rosa turned 90 last week and still bakes every Sunday."
+TOMEK = "My friend Tomek is a dentist. He talks about marathons the way other people talk about their children."
+TEEN = "My daughter says I've become boring because I go to bed at nine. She's sixteen."
+
+INGRIDS = [INGRID, SINDRE, DAUGHTER, MOVED]
+KWAMES = [KWAME, EFUA, WIFE, HENS]
+
+
+@pytest.mark.parametrize("message, earlier, asked", [
+    ("What is my wife's name?", KWAMES, True),
+    ("Quick check before I forget: what do I do for work?", INGRIDS, True),
+    ("And what's my daughter's name again?", INGRIDS, True),
+    ("What does Sindre do for a living?", INGRIDS, True),  # a name the user wrote: their world
+    ("How many hens do we have now?", KWAMES, True),
+    ("What should I cook tonight?", INGRIDS, False),  # advice, not a fact
+    ("What do you think about my plan?", INGRIDS, False),  # the assistant's view
+    ("How do I fix a squeaky door?", INGRIDS, False),  # a way, not a fact
+    ("What's the difference between a list and a dictionary in Python?", INGRIDS, False),  # not the user's world
+    ("I've started baking bread on Sundays.", INGRIDS, False),  # asks nothing
+    ("My sourdough keeps coming out flat even though my starter doubles within six hours and I bake at 230 "
+     "degrees with a lid for twenty minutes. What are the most likely problems and what would you change?",
+     INGRIDS, False),  # a paragraph asking for help is no recall question
+])
+def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, asked):
+    assert bool(fact_question(message, earlier)) is asked
+
+
+@pytest.mark.parametrize("sentence, message, earlier, kind", [
+    ("Your wife's name is Efua.", "What is my wife's name?", KWAMES, UNTOLD),  # a granddaughter's name moved
+    ("Her name is Ingrid.", "And what's my daughter's name again?", INGRIDS, UNTOLD),  # the user's own name
+    ("You were born in Bergen.", "Where was I born?", INGRIDS, UNTOLD),  # a told city, never a birthplace
+    ("Your birthday is on July 24th.", "When is my birthday?", INGRIDS, UNTOLD),
+    ("You have a daughter named Tomek.", "What's my daughter's name?", [OSKAR, TOMEK, TEEN], UNTOLD),  # told apart
+    ("She's sixteen.", "How old is my daughter?", [OSKAR, TOMEK, TEEN], TOLD),
+    ("You work as a midwife at the hospital in Bergen.", "What do I do for work?", INGRIDS, TOLD),
+    ("He is a carpenter.", "What does Sindre do for a living?", INGRIDS, TOLD),
+    ("He builds kitchens.", "What does Sindre do for a living?", INGRIDS, TOLD),
+    ("You live in Fana.", "Which part of Bergen do we live in now?", INGRIDS, TOLD),
+    ("You have 5 hens.", "How many hens do we have now?", KWAMES, TOLD),  # "five" and "5" are one value
+    ("You're an electrician.", "Quick question, what's my job?", [OSKAR], TOLD),  # "job" names the kind of answer
+    ("Your grandmother Rosa is ninety.", "How old is my grandmother Rosa?", [GRAN], TOLD),
+    ("You haven't told me your wife's name.", "What is my wife's name?", KWAMES, NO_CLAIM),
+    ("I'm not sure.", "Where was I born?", INGRIDS, NO_CLAIM),
+    ("Do you want to tell me?", "Where was I born?", INGRIDS, NO_CLAIM),
+    ("That's a lovely thing to ask about.", "Where was I born?", INGRIDS, NO_CLAIM),  # answers nothing
+])
+def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence, message, earlier, kind):
+    question = fact_question(message, earlier)
+    assert question
+    assert answer_kind(sentence, question, earlier) == kind
+
+
+@pytest.mark.parametrize("text, message, earlier, checked", [
+    ("Your wife's name is Efua. She sounds lovely!", "What is my wife's name?", KWAMES, DECLINE),
+    ("Her name is Ingrid.", "And what's my daughter's name again?", INGRIDS, DECLINE),
+    ("Sindre is a carpenter. He also owns a boat called Ulla.", "What does Sindre do for a living?", INGRIDS,
+     "Sindre is a carpenter."),  # the told answer stays; the invented detail goes
+    ("You work as a midwife at the hospital in Bergen.", "What do I do for work?", INGRIDS,
+     "You work as a midwife at the hospital in Bergen."),
+    ("You haven't told me where you were born.", "Where was I born?", INGRIDS, "You haven't told me where you were born."),
+    ("Try roasting vegetables with Parmesan.", "What should I cook tonight?", INGRIDS,
+     "Try roasting vegetables with Parmesan."),  # advice is not checked against what was told
+])
+def test_the_reply_check_declines_what_was_never_told_and_keeps_what_was(text, message, earlier, checked):
+    result = check_reply(text, message, earlier)
+    assert result.text == checked
+    assert result.declined is (checked == DECLINE)
+    for pieces in ([text], list(text), re.findall(r"\S+\s*", text)):
+        stream = CheckedStream(message, earlier)
+        shown = "".join(stream.feed(p) for p in pieces) + stream.finish()
+        assert shown == stream.shown == checked
+
+
+def test_the_check_can_be_turned_off():
+    from core.reply_check import ReplyCheckSettings
+
+    off = ReplyCheckSettings(decline_untold=False)
+    assert check_reply("Her name is Ingrid.", "What's my daughter's name?", INGRIDS, off).text == "Her name is Ingrid."
+
+
+ANSWERS = ["Your wife's name is Efua.", "Efua studies medicine.", "You were a railway engineer.", "She sounds lovely!",
+           "You have 5 hens.", "You haven't told me that.", "Her name is Mary.", "Is there anything else?"]
+QUESTIONS = ["What is my wife's name?", "What does Efua study?", "What did I do before I retired?",
+             "How many hens do we have now?", "Where was I born?"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(question=st.sampled_from(QUESTIONS), said=st.lists(st.sampled_from(ANSWERS), min_size=1, max_size=4),
+       cuts=st.lists(st.integers(0, 120), max_size=6))
+def test_the_streamed_check_declines_as_the_whole_reply_check_does(question, said, cuts):
+    text = " ".join(said)
+    points = sorted({c for c in cuts if c < len(text)})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+    stream = CheckedStream(question, KWAMES)
+    shown = "".join(stream.feed(p) for p in pieces) + stream.finish()
+    assert shown == stream.shown == check_reply(text, question, KWAMES).text
