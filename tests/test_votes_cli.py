@@ -124,9 +124,12 @@ def test_compare_command_against_an_openai_compatible_stub(tmp_path):
                                    "TRANSFORMERS_OFFLINE": "1"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout.splitlines()[-1])
-    assert summary["items"] == 3 and summary["per_method"]["rag"]["accuracy"] == 1.0
+    # the stub says Lisbon to everything: right in the first dialogue; in the second nobody said it, and
+    # the reply check's never-told test (core/told_answers.py) makes it "You haven't told me that."
+    assert summary["items"] == 3 and summary["per_method"]["rag"]["accuracy"] == 0.5
     items = read_items(tmp_path / "out" / "compare.jsonl")
     assert all(set(i["replies"]) == {"base", "rag"} for i in items)
+    assert items[1]["replies"]["rag"]["correct"] is True and items[2]["replies"]["rag"]["reply"] == "You haven't told me that."
 
 
 @pytest.mark.parametrize("methods, message", [("base", "2 to 4 different"), ("base,nope", "unknown method"),
