@@ -37,7 +37,7 @@ from typing import Sequence
 from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, normal_text, voice_clauses
 from core.metrics.saying_back import restates
 from core.person import second_person
-from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question
+from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
 from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -184,7 +184,8 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     untold: set[int] = set()
     question = fact_question(message, earlier_user) if settings.decline_untold else ""
     if question:
-        kinds = [answer_kind(s, question, earlier_user) for s in sentences]
+        said = said_words(earlier_user)
+        kinds = [answer_kind(s, question, said) for s in sentences]
         untold = {i for i, kind in enumerate(kinds) if kind == UNTOLD}
         if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))

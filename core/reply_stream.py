@@ -32,7 +32,7 @@ from difflib import SequenceMatcher
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
 from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person, says_nothing_else, told_part
-from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question
+from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
 from core.text import split_sentences, words
 
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
@@ -70,8 +70,8 @@ class CheckedStream:
         self.shown = ""
         self.dropped: list[str] = []  # sentences taken out as echoes
         self.untold: list[str] = []  # sentences that answered with what the user never told
-        self.earlier = tuple(earlier_user)
         self.question = fact_question(message, earlier_user) if settings.decline_untold else ""
+        self._said = said_words(earlier_user) if self.question else ()  # looked up per sentence, made once
         self._answer: list[tuple[int, _Sentence, str]] = []  # a fact question's sentences, held until one is told
         self._answered = False  # a sentence answered from what was told
         self._untold_at: set[int] = set()  # indices of the untold sentences
@@ -125,7 +125,7 @@ class CheckedStream:
         index = len(self._sentences)
         self._sentences.append(sentence.text)
         if self.question:
-            kind = answer_kind(sentence.text, self.question, self.earlier)
+            kind = answer_kind(sentence.text, self.question, self._said)
             if kind == UNTOLD:
                 self.untold.append(sentence.text)
                 self._untold_at.add(index)

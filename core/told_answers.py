@@ -154,25 +154,25 @@ def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
 TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
 
 
-def answer_kind(sentence: str, question: str, earlier_user: Sequence[str]) -> str:
-    """TOLD, UNTOLD, or NO_CLAIM (the sentence answers nothing: a remark, a question back, a decline)."""
-    if not claim_value(sentence, question)[0]:
-        return NO_CLAIM
-    return TOLD if told(sentence, question, earlier_user) else UNTOLD
+def said_words(earlier_user: Sequence[str]) -> tuple[frozenset[str], ...]:
+    """Each earlier user message as the keys an answer is looked up in (content words, names and
+    numbers): made once per reply, not once per sentence."""
+    return tuple(_stems(m) | _names(m) for m in earlier_user)
 
 
-def told(sentence: str, question: str, earlier_user: Sequence[str]) -> bool:
-    """Whether the answer `sentence` gives to `question` is in what the user told (True when it
-    claims nothing)."""
+def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) -> str:
+    """TOLD, UNTOLD, or NO_CLAIM (the sentence answers nothing: a remark, a question back, a
+    decline); `said` is `said_words` of the user's earlier messages."""
     value, named = claim_value(sentence, question)
     if not value:
-        return True
-    said = [_stems(m) | _names(m) for m in earlier_user]
+        return NO_CLAIM
     topic = _stems(question) - _ASKING - _SLOTS
     if named and topic and not topic & frozenset().union(*said):
         # asked about a thing never spoken of (a birthplace, a cat): a name the user wrote is told
         # only with more of the claim beside it ("a vegetarian since sixteen"), not alone ("born in Bergen")
         context = _stems(sentence) - value - _stems(question) - _ASKING
-        return any(value & words_of and context & words_of for words_of in said)
-    relations = topic & _RELATIONS  # a relation's fact must be told with the relation
-    return any(value & words_of and (not relations or relations & words_of) for words_of in said)
+        told = any(value & words_of and context & words_of for words_of in said)
+    else:
+        relations = topic & _RELATIONS  # a relation's fact must be told with the relation
+        told = any(value & words_of and (not relations or relations & words_of) for words_of in said)
+    return TOLD if told else UNTOLD

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.reply_check import check_reply
 from core.reply_stream import CheckedStream
-from core.told_answers import DECLINE, NO_CLAIM, TOLD, UNTOLD, answer_kind, fact_question
+from core.told_answers import DECLINE, NO_CLAIM, TOLD, UNTOLD, answer_kind, fact_question, said_words
 
 INGRID = "Hi! I'm Ingrid. I work as a midwife at the hospital in Bergen, mostly on the maternity ward."
 SINDRE = "My husband Sindre is a carpenter. He builds kitchens for a small firm."
@@ -72,7 +72,7 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
 def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence, message, earlier, kind):
     question = fact_question(message, earlier)
     assert question
-    assert answer_kind(sentence, question, earlier) == kind
+    assert answer_kind(sentence, question, said_words(earlier)) == kind
 
 
 @pytest.mark.parametrize("text, message, earlier, checked", [

@@ -22,55 +22,46 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from core.benchmarks.replies import split_dialogues  # noqa: E402
+from core.chat import read_script  # noqa: E402
 from core.metrics.abstention import declines  # noqa: E402
 from core.reply_check import ReplyCheckSettings, check_reply  # noqa: E402
 
 ONLY_TOLD = ReplyCheckSettings(drop_echoes=False, second_person=False, drop_said_back=False)  # this test alone
 
 
-def dialogues(script: Path) -> list[list[dict]]:
-    out: list[list[dict]] = []
-    for line in script.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line) if line.strip() else {}
-        if row.get("new_dialogue") or not out:
-            out.append([])
-        if "user" in row:
-            out[-1].append(row)
-    return [d for d in out if d]
-
-
-def right(reply: str, expect: list[str]) -> bool:
+def right(reply: str, expect: tuple[str, ...]) -> bool:
     return any(e.lower() in reply.lower() for e in expect)
 
 
 def count(script: Path, records: Path, show: bool) -> dict[str, dict[str, int]]:
-    talks = dialogues(script)
+    talks = split_dialogues(read_script(script))
     rows = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines() if line.strip()]
     out: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for r in rows:
         if "reply" not in r:
             continue
         step = talks[r["dialogue"]][r["turn"]]
-        if step["user"] != r["user"]:
+        if step.user != r["user"]:
             raise SystemExit(f"{records}: dialogue {r['dialogue']} turn {r['turn']} is not the script's message")
-        earlier = [s["user"] for s in talks[r["dialogue"]][:r["turn"]]]
+        earlier = [s.user for s in talks[r["dialogue"]][:r["turn"]]]
         draft = r.get("draft") or r["reply"]
-        result = check_reply(draft, step["user"], earlier, ONLY_TOLD)
+        result = check_reply(draft, step.user, earlier, ONLY_TOLD)
         c = out[r["method"]]
-        if step.get("never_told"):
+        if step.never_told:
             c["never_told"] += 1
             c["declined_before"] += declines(draft)
             c["declined_after"] += declines(result.text)
-        elif step.get("expect"):
+        elif step.expect:
             c["told"] += 1
-            c["right_before"] += right(draft, step["expect"])
-            c["right_after"] += right(result.text, step["expect"])
+            c["right_before"] += right(draft, step.expect)
+            c["right_after"] += right(result.text, step.expect)
         else:
             c["other"] += 1
             c["other_changed"] += result.text != draft
         if show and result.text != draft:
-            print(f"  {r['method']} [{'never' if step.get('never_told') else 'told' if step.get('expect') else 'other'}] "
-                  f"{step['user'][:70]!r}\n     {draft[:120]!r}\n  -> {result.text[:120]!r}")
+            print(f"  {r['method']} [{'never' if step.never_told else 'told' if step.expect else 'other'}] "
+                  f"{step.user[:70]!r}\n     {draft[:120]!r}\n  -> {result.text[:120]!r}")
     return {m: dict(c) for m, c in out.items()}
 
 
