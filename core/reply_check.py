@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from core.metrics.reply_defects import ECHO_CHARS, SECOND_PERSON, normal_text, voice_clauses
+from core.metrics.reply_defects import ECHO_CHARS, FIRST_PERSON, SECOND_PERSON, normal_text, voice_clauses
 from core.metrics.saying_back import restates
 from core.person import second_person
 from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
@@ -42,6 +42,10 @@ from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
 _QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d')
+# "I think ...", "I guess ...": the assistant's own view, not the user's fact in the first person
+_VIEWS = frozenset({"think", "believe", "guess", "suppose", "assume", "reckon", "hope", "feel", "remember", "recall",
+                    "know", "understand", "preference", "prefer", "opinion", "sorry", "afraid"})
+_MODALS = frozenset({"would", "could", "can", "will", "must", "might", "should", "may", "shall"})
 _SPEECH_COLON = re.compile(r"\b(?:said|say|says|told me|tell me|asked|wrote|mentioned)\b[^:.!?]{0,30}:", re.IGNORECASE)
 
 
@@ -146,10 +150,26 @@ def quoted_spans(sentence: str) -> list[tuple[int, int]]:
     return spans
 
 
-def in_second_person(sentence: str, user_messages: Sequence[str]) -> str:
+def answers_as_user(sentence: str) -> bool:
+    """Whether `sentence`, an answer from what the user told to a question about the user ("What
+    city do I live in?" -> "I live in Lyon."), speaks as the user: it opens with a first-person
+    word, says no "you", quotes nobody, and gives no view or offer of the assistant's own ("I think
+    ...", "I'd say ...", "I can ...")."""
+    tokens = words(sentence.replace("\u2019", "'"))
+    return (bool(tokens) and tokens[0] in FIRST_PERSON and tokens[0] != "i'd" and not _says_you(sentence)
+            and not quoted_spans(sentence) and not any(t in _VIEWS for t in tokens)
+            and not (len(tokens) > 1 and tokens[1] in _MODALS))
+
+
+def in_second_person(sentence: str, user_messages: Sequence[str], told_answer: bool = False) -> str:
     """`sentence` with its restatements of the user's first-person facts in the second person;
-    unchanged when it restates none. Quoted words stay as they were said."""
+    unchanged when it restates none. Quoted words stay as they were said. A `told_answer` (a fact
+    question's answer from what the user told, core.told_answers) that speaks as the user is said
+    in the second person whole, however it words the fact ("I live in Lyon." after "I moved from
+    Paris to Lyon")."""
     sentence = sentence.replace("\u2019", "'")
+    if told_answer and answers_as_user(sentence):
+        return second_person(sentence)
     restated = voice_clauses(sentence, user_messages)
     if not restated:
         return sentence
@@ -182,11 +202,13 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     if settings.drop_said_back and told:
         drop |= {i for i, s in enumerate(sentences) if restates(s, told)}
     untold: set[int] = set()
+    told_at: set[int] = set()  # answers from what the user told: said to the user as "you"
     question = fact_question(message, earlier_user) if settings.decline_untold else ""
     if question:
         said = said_words(earlier_user)
         kinds = [answer_kind(s, question, said) for s in sentences]
         untold = {i for i, kind in enumerate(kinds) if kind == UNTOLD}
+        told_at = {i for i, kind in enumerate(kinds) if kind == TOLD}
         if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))
     drop -= untold
@@ -202,7 +224,7 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
             gap = text[kept_end:a] if gap is None else gap
             continue
         sentence, plain = sentences[i], sentences[i].replace("\u2019", "'")
-        new = in_second_person(sentence, users) if settings.second_person else plain
+        new = in_second_person(sentence, users, told_answer=i in told_at) if settings.second_person else plain
         if new != plain:
             rewritten.append((sentence, new))
         if gap is not None:  # after a dropped run: the wider of the spaces around it (a paragraph break stays)

@@ -75,6 +75,7 @@ class CheckedStream:
         self._answer: list[tuple[int, _Sentence, str]] = []  # a fact question's sentences, held until one is told
         self._answered = False  # a sentence answered from what was told
         self._untold_at: set[int] = set()  # indices of the untold sentences
+        self._told_at: set[int] = set()  # indices of the answers from what was told: said as "you"
         self._at = 0  # raw[:_at] is split into sentences already
         self._sentences: list[str] = []  # every complete sentence so far, as written
         self._held: list[tuple[int, _Sentence]] = []  # sentences that may be part of an echo, undecided
@@ -126,6 +127,8 @@ class CheckedStream:
         self._sentences.append(sentence.text)
         if self.question:
             kind = answer_kind(sentence.text, self.question, self._said)
+            if kind == TOLD:
+                self._told_at.add(index)
             if kind == UNTOLD:
                 self.untold.append(sentence.text)
                 self._untold_at.add(index)
@@ -166,7 +169,7 @@ class CheckedStream:
             self._held.append((index, sentence))
             return
         self._resolve(final=False)
-        self._show(sentence)
+        self._show(index, sentence)
 
     def _resolve(self, final: bool) -> None:
         """Decide the held sentences: those in an echo of the message are dropped, unless the reply
@@ -183,15 +186,16 @@ class CheckedStream:
                 self.dropped.append(sentence.text)
                 self._gap = sentence.gap if self._gap is None else self._gap
             else:
-                self._show(sentence)
+                self._show(index, sentence)
         self._held = []
 
     def _says_back(self, sentence: str) -> bool:
         return self.settings.drop_said_back and bool(self.told) and restates(sentence, self.told)
 
-    def _show(self, sentence: _Sentence) -> None:
+    def _show(self, index: int, sentence: _Sentence) -> None:
         plain = sentence.text.replace("\u2019", "'")
-        new = in_second_person(sentence.text, self.users) if self.settings.second_person else plain
+        new = (in_second_person(sentence.text, self.users, told_answer=index in self._told_at)
+               if self.settings.second_person else plain)
         text = new if new != plain else sentence.text
         gap = sentence.gap if self._gap is None else max(self._gap, sentence.gap, key=lambda g: g.count("\n"))
         self._gap = None

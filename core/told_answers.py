@@ -57,6 +57,12 @@ _LEAD_IN = 6  # words before the question word: "Quick check before I forget: wh
 _RECALL_WORDS = 30  # a longer message is talk or a request for help, not a recall question
 _SHORT = 4  # words: "It was Anna." / "In Bergen." answer with a name whatever they share with the question
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_NEGATIONS = frozenset({"no", "not", "never", "none", "nobody", "nothing", "neither", "nor"})
+# a short reply of these words acknowledges or exclaims: it gives no value ("Noted.", "Oh, lovely!")
+_ACKNOWLEDGED = STOPWORDS | frozenset("""noted note sure ok okay alright right yes yeah yep got it understood thanks thank
+    great good nice lovely wonderful cool interesting wow oh ah hmm indeed absolutely certainly course fine perfect
+    thing sounds exciting fun amazing awesome glad hello hi hey welcome""".split())
+NOT = "<not>"  # the value of a claim that only says no, and a key of every user message that says no
 
 
 def question_of(message: str) -> str:
@@ -135,20 +141,37 @@ def _names(sentence: str) -> frozenset[str]:
                      if any(c.isdigit() for c in t) or t.lower() in _NUMBERS or (i > 0 and t[0].isupper() and t != "I"))
 
 
+def negates(text: str) -> bool:
+    """Whether `text` says no, not, never or n't."""
+    return any(t in _NEGATIONS or t.endswith("n't") for t in words(text.replace("\u2019", "'")))
+
+
 def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
     """What `sentence` says beyond `question` (stems), and whether that is names and numbers (else
-    content words); empty when it makes no claim that answers the question."""
+    content words); empty when it makes no claim that answers the question. A short reply is an
+    answer by its words alone ("Yanis.", "A dog."): its first word counts as a name when it is
+    capitalised and no function word. A claim that only says no ("You don't have a cat.") is
+    NOT: the user must have said no about it too."""
     if sentence.rstrip().endswith("?") or declines(sentence):
         return frozenset(), False
     asked = _stems(question) | {_key(_bare(t)) for t in words(question)}
     mine = _stems(sentence) - _ASKING
     tokens = words(sentence.replace("\u2019", "'"))
     names = _names(sentence) - asked
+    short = len(tokens) <= _SHORT and not set(tokens) <= _ACKNOWLEDGED  # "Noted.", "Sure thing!" answer nothing
+    if short and not names:
+        first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
+        if first and first[0][0].isupper() and first[0].lower() not in STOPWORDS | _SUBJECTS:
+            names = frozenset({_key(_bare(first[0]))}) - asked
     answers = bool(mine & asked) or (tokens and tokens[0] in _SUBJECTS) or (tokens and _key(tokens[0]) in asked) \
-        or (len(tokens) <= _SHORT and bool(names))
+        or (short and bool(names or mine - asked))
     if not answers:
         return frozenset(), False
-    return (names, True) if names else (mine - asked, False)
+    if names:
+        return names, True
+    if mine - asked:
+        return mine - asked, False
+    return (frozenset({NOT}), False) if negates(sentence) else (frozenset(), False)
 
 
 TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
@@ -156,8 +179,8 @@ TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
 
 def said_words(earlier_user: Sequence[str]) -> tuple[frozenset[str], ...]:
     """Each earlier user message as the keys an answer is looked up in (content words, names and
-    numbers): made once per reply, not once per sentence."""
-    return tuple(_stems(m) | _names(m) for m in earlier_user)
+    numbers, NOT when it says no): made once per reply, not once per sentence."""
+    return tuple(_stems(m) | _names(m) | ({NOT} if negates(m) else set()) for m in earlier_user)
 
 
 def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) -> str:
@@ -167,7 +190,9 @@ def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) ->
     if not value:
         return NO_CLAIM
     topic = _stems(question) - _ASKING - _SLOTS
-    if named and topic and not topic & frozenset().union(*said):
+    if value == {NOT}:  # "You don't have a cat.": told only by a message that says no about the same thing
+        told = any(NOT in words_of and (not topic or topic & words_of) for words_of in said)
+    elif named and topic and not topic & frozenset().union(*said):
         # asked about a thing never spoken of (a birthplace, a cat): a name the user wrote is told
         # only with more of the claim beside it ("a vegetarian since sixteen"), not alone ("born in Bergen")
         context = _stems(sentence) - value - _stems(question) - _ASKING

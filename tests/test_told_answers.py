@@ -26,6 +26,10 @@ OSKAR = "Hi, I'm Oskar. I'm an electrician in Krakow, and I've just signed up fo
 GRAN = "My grandmother Rosa turned 90 last week and still bakes every Sunday."
 TOMEK = "My friend Tomek is a dentist. He talks about marathons the way other people talk about their children."
 TEEN = "My daughter says I've become boring because I go to bed at nine. She's sixteen."
+YANIS = "My son Yanis is fourteen and he plays handball three times a week."
+SISTER = "My sister runs a bakery in Marseille."
+LYON = "Two years ago I moved from Paris to Lyon."
+NO_PETS = "We never had pets, my husband is allergic to cats."
 
 INGRIDS = [INGRID, SINDRE, DAUGHTER, MOVED]
 KWAMES = [KWAME, EFUA, WIFE, HENS]
@@ -68,6 +72,18 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
     ("I'm not sure.", "Where was I born?", INGRIDS, NO_CLAIM),
     ("Do you want to tell me?", "Where was I born?", INGRIDS, NO_CLAIM),
     ("That's a lovely thing to ask about.", "Where was I born?", INGRIDS, NO_CLAIM),  # answers nothing
+    # a bare name or thing is an answer by itself; told only with the relation asked about
+    ("Yanis.", "What's my sister's name?", [YANIS, SISTER], UNTOLD),  # a son's name, not the sister's
+    ("Handball", "What sport does Yanis play?", [YANIS, SISTER], TOLD),
+    ("Lyon", "Which city do I live in now?", [LYON], TOLD),
+    ("A dog.", "What was the name of my first pet?", INGRIDS, UNTOLD),
+    ("Noted.", "Where do we live now?", INGRIDS, NO_CLAIM),  # an acknowledgement answers nothing
+    ("Oh, lovely!", "What was the name of my first pet?", INGRIDS, NO_CLAIM),
+    # saying no is a claim too: told only when the user said no about the same thing
+    ("You don't have a cat.", "What's my cat called?", INGRIDS, UNTOLD),
+    ("I didn't have a pet.", "What was the name of my first pet?", INGRIDS, UNTOLD),
+    ("You don't have any pets.", "What was the name of my first pet?", [*INGRIDS, NO_PETS], TOLD),
+    ("You're not my daughter.", "What's my daughter's name?", [OSKAR, TOMEK, TEEN], UNTOLD),
 ])
 def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence, message, earlier, kind):
     question = fact_question(message, earlier)
@@ -85,6 +101,11 @@ def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence,
     ("You haven't told me where you were born.", "Where was I born?", INGRIDS, "You haven't told me where you were born."),
     ("Try roasting vegetables with Parmesan.", "What should I cook tonight?", INGRIDS,
      "Try roasting vegetables with Parmesan."),  # advice is not checked against what was told
+    ("I don't have a cat.", "What's my cat called?", INGRIDS, DECLINE),
+    # a told answer in the user's voice is said to the user, however it words the fact
+    ("I live in Lyon.", "Which city do I live in now?", [LYON], "You live in Lyon."),
+    ("My job is a translator.", "What's my job?", ["I work from home as a translator."], "Your job is a translator."),
+    ("I think it's Lyon.", "Which city do I live in now?", [LYON], "I think it's Lyon."),  # the assistant's view stays
 ])
 def test_the_reply_check_declines_what_was_never_told_and_keeps_what_was(text, message, earlier, checked):
     result = check_reply(text, message, earlier)

@@ -2,7 +2,10 @@
 each method's own text (`draft`, else the reply) of a recorded run checked again with the user's
 earlier messages, then counted per method: never-told questions declined before and after, told
 questions answered right before and after (an expected string in the reply, as `chat --script`
-counts), and the other turns the test changed (it should change none). Issue 52; docs/replies.md.
+counts), and the other turns the test changed (it should change none); told answers that speak as
+the user ("I live in Lyon.") before and after. `--whole` runs the whole reply check (the first
+person said as "you", echoes and restatements out), not the never-told test alone. Issue 52;
+docs/replies.md.
 
     PYTHONPATH=. .venv/bin/python scripts/lab/told_answers_offline.py \
         benchmarks/memory_long_blind.jsonl results/replies/blind-long-recall/items.jsonl [--show]
@@ -25,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from core.benchmarks.replies import split_dialogues  # noqa: E402
 from core.chat import read_script  # noqa: E402
 from core.metrics.abstention import declines  # noqa: E402
-from core.reply_check import ReplyCheckSettings, check_reply  # noqa: E402
+from core.reply_check import ReplyCheckSettings, answers_as_user, check_reply  # noqa: E402
 
 ONLY_TOLD = ReplyCheckSettings(drop_echoes=False, second_person=False, drop_said_back=False)  # this test alone
 
@@ -34,7 +37,7 @@ def right(reply: str, expect: tuple[str, ...]) -> bool:
     return any(e.lower() in reply.lower() for e in expect)
 
 
-def count(script: Path, records: Path, show: bool) -> dict[str, dict[str, int]]:
+def count(script: Path, records: Path, show: bool, whole: bool = False) -> dict[str, dict[str, int]]:
     talks = split_dialogues(read_script(script))
     rows = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines() if line.strip()]
     out: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -46,7 +49,7 @@ def count(script: Path, records: Path, show: bool) -> dict[str, dict[str, int]]:
             raise SystemExit(f"{records}: dialogue {r['dialogue']} turn {r['turn']} is not the script's message")
         earlier = [s.user for s in talks[r["dialogue"]][:r["turn"]]]
         draft = r.get("draft") or r["reply"]
-        result = check_reply(draft, step.user, earlier, ONLY_TOLD)
+        result = check_reply(draft, step.user, earlier, ReplyCheckSettings() if whole else ONLY_TOLD)
         c = out[r["method"]]
         if step.never_told:
             c["never_told"] += 1
@@ -56,6 +59,8 @@ def count(script: Path, records: Path, show: bool) -> dict[str, dict[str, int]]:
             c["told"] += 1
             c["right_before"] += right(draft, step.expect)
             c["right_after"] += right(result.text, step.expect)
+            c["told_first_person_before"] += answers_as_user(draft)
+            c["told_first_person_after"] += answers_as_user(result.text)
         else:
             c["other"] += 1
             c["other_changed"] += result.text != draft
@@ -70,9 +75,10 @@ def main() -> None:
     p.add_argument("script", type=Path, help="the chat script the records were made from")
     p.add_argument("records", type=Path, nargs="+")
     p.add_argument("--show", action="store_true", help="print every reply the test changed")
+    p.add_argument("--whole", action="store_true", help="the whole reply check, not the never-told test alone")
     args = p.parse_args()
     for records in args.records:
-        for method, c in count(args.script, records, args.show).items():
+        for method, c in count(args.script, records, args.show, args.whole).items():
             print(json.dumps({"records": str(records), "method": method, **c}))
 
 
