@@ -56,6 +56,7 @@ def test_six_sessions_two_replicas_with_faults_lose_and_duplicate_nothing(tmp_pa
     assert summary["reconnects"] >= 1 and summary["history_checks_passed"] >= 1  # the killed replica's users came back
     assert summary["isolation"]["ok"]
     assert summary["single_p95_s"] and summary["p95_s"] and summary["p95_ratio"]
+    assert summary["queue_capacity"] == 7  # the stub answers any number at once: the queue holds none back
 
 
 @pytest.mark.slow
@@ -75,5 +76,20 @@ def test_a_heavy_owner_beside_light_users_with_the_fair_queue(tmp_path, tiny_nli
     assert summary["errors"] == 0, summary["error_samples"]
     assert summary["lost"] == 0 and summary["duplicated"] == 0 and summary["messages_without_reply"] == 0
     assert summary["heavy_requests_done"] >= 1 and summary["fair_queue"] is True
+    assert summary["queue_capacity"] == 2  # one stub answering two at a time, as a llama.cpp server does
     assert summary["solo_first_text_p95_s"] and summary["light_first_text_p95_s"] and summary["fair_ratio"]
     assert summary["acknowledged"] == 2 * 2 + summary["heavy_requests_done"]
+
+
+@pytest.mark.parametrize("llm, heavy, servers, sessions, capacity", [
+    ("stub", 0, 2, 100, 101),  # the light-run stub answers any number at once: never the bound
+    ("stub", 1, 1, 5, 2),  # with heavy owners it answers two at a time, like a llama.cpp server
+    ("llamacpp", 0, 2, 100, 4),  # two slots a server
+    ("llamacpp", 1, 1, 5, 2),
+])
+def test_the_queue_capacity_is_what_the_llm_pool_serves_at_once(llm, heavy, servers, sessions, capacity):
+    from argparse import Namespace
+
+    from ops.loadtest import queue_capacity
+
+    assert queue_capacity(Namespace(llm=llm, heavy=heavy, llm_servers=servers, sessions=sessions)) == capacity
