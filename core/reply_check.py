@@ -19,7 +19,10 @@
   clauses are found as the benchmark finds them (`voice_clauses`: content words shared with a
   first-person clause of the user's); a sentence that already says "you" is changed only in
   those clauses, since its "you" is the user already; quoted words ('You said: "I live in
-  Porto."') are the user's own and stay.
+  Porto."') are the user's own and stay. An answer to a fact question that the never-told test
+  finds told and that opens in the first person ("Which city do I live in?" -> "I live in Lyon.",
+  after "I moved from Paris to Lyon") is said in the second person whole, however it words the fact,
+  unless it gives the assistant's own view ("I think ...") or offer ("I can ...").
 
 Small models write both defects whatever their prompt says (docs/replies.md); a repaired reply is
 what the user reads and what the method's memory takes in, so a first-person restatement is not

@@ -12,8 +12,12 @@ messages ("What does Sindre do?").
 
 A sentence of the reply **claims** an answer when it does not decline (core.metrics.abstention)
 and either shares a word with the question, or opens with a pronoun or the question's name, or is
-a few words with a name or number in them ("In Bergen.", not "Noted."). Its **value** is what it adds to the question: its names and numbers (capitalised
-words after the first, digits) if it has any, else its other content words.
+a few words with a name or number in them ("In Bergen.", not "Noted."), or a few words alone
+("Yanis.", "A dog.": the first word counts as a name when capitalised and no function word; an
+acknowledgement such as "Noted." or "Oh, lovely!" answers nothing). Its **value** is what it adds to
+the question: its names and numbers (capitalised words after the first, digits) if it has any,
+else its other content words; a claim that only says no ("You don't have a cat.") has the value NOT,
+told only by an earlier message that says no about the question's topic ("We never had pets").
 
 The claim is **told** when an earlier user message holds a word of its value. Where the question
 names a relation ("wife" in "What is my wife's name?"), that message must hold the relation too;
@@ -51,8 +55,8 @@ _ASKING = frozenset(stem(w) for w in """name named call called remember recall a
 _SLOTS = frozenset(stem(w) for w in """job work living profession occupation career city town country place live
     home part area age old year kind type sort day time colour color""".split())
 _RELATIONS = frozenset(stem(w) for w in PERSON_NOUNS)
-_SUBJECTS = frozenset("""you your you're you've he his she her they their we our i my
-    he's she's they're""".split())
+_SUBJECTS = frozenset("""you your you're you've you'll he his she her they their we our i my
+    he's she's they're""".split()) | FIRST_PERSON  # "I'm forty-one." answers as the user too
 _LEAD_IN = 6  # words before the question word: "Quick check before I forget: what ..."
 _RECALL_WORDS = 30  # a longer message is talk or a request for help, not a recall question
 _SHORT = 4  # words: "It was Anna." / "In Bergen." answer with a name whatever they share with the question
@@ -194,8 +198,11 @@ def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) ->
         told = any(NOT in words_of and (not topic or topic & words_of) for words_of in said)
     elif named and topic and not topic & frozenset().union(*said):
         # asked about a thing never spoken of (a birthplace, a cat): a name the user wrote is told
-        # only with more of the claim beside it ("a vegetarian since sixteen"), not alone ("born in Bergen")
-        context = _stems(sentence) - value - _stems(question) - _ASKING
+        # only with more of the claim beside it ("a vegetarian since sixteen"), not alone ("born in
+        # Bergen"); words naming the kind of answer are no more of it ("forty-one years old" to "When
+        # is my birthday?"). A claim in other words is left to stand: "Your car is blue." to "What
+        # colour is my car?" after "I drive a blue Toyota" is told in words the question does not use
+        context = _stems(sentence) - value - _stems(question) - _ASKING - _SLOTS
         told = any(value & words_of and context & words_of for words_of in said)
     else:
         relations = topic & _RELATIONS  # a relation's fact must be told with the relation

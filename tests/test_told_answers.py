@@ -26,6 +26,7 @@ OSKAR = "Hi, I'm Oskar. I'm an electrician in Krakow, and I've just signed up fo
 GRAN = "My grandmother Rosa turned 90 last week and still bakes every Sunday."
 TOMEK = "My friend Tomek is a dentist. He talks about marathons the way other people talk about their children."
 TEEN = "My daughter says I've become boring because I go to bed at nine. She's sixteen."
+OSKAR_41 = "Hi, I'm Oskar. I'm an electrician in Krakow, forty-one years old, and I've just signed up for a marathon."
 YANIS = "My son Yanis is fourteen and he plays handball three times a week."
 SISTER = "My sister runs a bakery in Marseille."
 LYON = "Two years ago I moved from Paris to Lyon."
@@ -84,6 +85,10 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
     ("I didn't have a pet.", "What was the name of my first pet?", INGRIDS, UNTOLD),
     ("You don't have any pets.", "What was the name of my first pet?", [*INGRIDS, NO_PETS], TOLD),
     ("You're not my daughter.", "What's my daughter's name?", [OSKAR, TOMEK, TEEN], UNTOLD),
+    # a told number is no birthday: "years old" only names the kind of answer, in either person
+    ("You're forty-one years old.", "When is my birthday?", [OSKAR_41], UNTOLD),
+    ("I'm forty-one years old.", "When is my birthday?", [OSKAR_41], UNTOLD),
+    ("You're forty-one.", "How old am I?", [OSKAR_41], TOLD),
 ])
 def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence, message, earlier, kind):
     question = fact_question(message, earlier)
