@@ -391,6 +391,22 @@ def test_dsmart_with_no_fact_to_show_answers_from_the_conversation_alone(hashing
     assert prompt[-1]["content"] == "Thanks, that's all for today."
 
 
+def test_dsmart_gives_a_statement_its_facts_as_notes_not_as_a_question_to_answer(hashing_embedder):
+    """A message that asks nothing is no question for Appendix E to answer: its facts come as the
+    notes every memory method shows, before the message itself; the system message is the one the
+    questions get, so the server's cache keeps it (issue 52)."""
+    llm = scripted({"EXPAND_ENTITY [Rex]": 0.0, "ANSWER": -0.5}, {"EXPAND": 0.7, "ANSWER": 0.9})
+    method = create_method("dsmart", Toolkit(llm=llm, embedder=hashing_embedder))
+    method.memory._graph = pets_graph()
+    told = list(method.respond(_recent_dialogue(), "Rex chewed my slippers again today.").trace.prompt)
+    asked = _dsmart_prompt(hashing_embedder)
+    assert [m["role"] for m in told] == ["system", "user", "assistant", "system", "user"]
+    assert told[0] == asked[0]
+    assert told[-1]["content"] == "Rex chewed my slippers again today."
+    assert told[-2]["content"].startswith("Notes from earlier in this conversation")
+    assert "Question:" not in told[-2]["content"] and "Answer:" not in told[-2]["content"]
+
+
 def test_dsmart_turns_in_answer_section_and_none(hashing_embedder):
     as_section = _dsmart_prompt(hashing_embedder, turns_in_answer="prompt")  # issue 40's layout
     assert [m["role"] for m in as_section] == ["system", "user"]

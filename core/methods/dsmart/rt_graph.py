@@ -144,7 +144,8 @@ def _is_vocabulary(term) -> bool:
 class EntityLinker:
     """Links a query to graph entities by label, by lemma, by pronoun (I/my -> the user) and by
     embedding similarity. `lemmatise(text) -> text` (spaCy) and `embedder` are optional; label
-    vectors are cached across calls, keyed by label text."""
+    vectors and lemmas are cached across calls, keyed by label text (a spaCy call per entity label
+    on every message was most of a `dsmart` reply's time before its first word)."""
 
     def __init__(self, lemmatise: Callable[[str], str] | None = None, embedder=None, threshold: float = 0.55,
                  phrases: Callable[[str], Sequence[str]] | None = None) -> None:
@@ -153,6 +154,7 @@ class EntityLinker:
         self.threshold = threshold
         self.phrases = phrases
         self._vectors: dict[str, np.ndarray] = {}
+        self._lemmas: dict[str, str] = {}
 
     def link(self, query: str, view: MemoryView, limit: int = 5) -> list[Link]:
         nodes = view.entities()
@@ -176,13 +178,20 @@ class EntityLinker:
                 continue
             if f" {label} " in text:
                 out.append(Link(node, 1.0, "label"))
-            elif f" {normal(self._lemma(label))} " in lemma_text:
+            elif f" {self._label_lemma(label)} " in lemma_text:
                 out.append(Link(node, 0.9, "lemma"))
             elif label == "user" and words & FIRST_PERSON:
                 out.append(Link(node, 0.8, "pronoun"))
             elif label == "assistant" and words & SECOND_PERSON:
                 out.append(Link(node, 0.8, "pronoun"))
         return out
+
+    def _label_lemma(self, label: str) -> str:
+        """normal(lemma) of an entity label, computed once per label."""
+        found = self._lemmas.get(label)
+        if found is None:
+            found = self._lemmas[label] = normal(self._lemma(label))
+        return found
 
     def _lemma(self, label: str) -> str:
         if self.lemmatise is not None:

@@ -30,6 +30,7 @@ from core.config import GenerationSettings
 from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, LLMOutputError, Message, ScoringUnsupported
 from core.llm.prompts import render_prompt
+from core.methods.layout import memory_message
 from core.methods.render import chat_system
 from core.methods.dsmart.reasoning_tree import ANSWER, EXPAND, NO_FACTS, NO_PATH, PATH, THINK, Action, RTConfig, State, with_value
 from core.methods.dsmart.rt_graph import MemoryView
@@ -149,7 +150,8 @@ class TreeModel:
         53), and with no fact to show the prompt is the conversation and the message alone, as
         every chat method's is: the facts the window shows are not repeated, and a search that
         found nothing else gives the reader nothing to read (`rt`, with no memory, keeps Appendix E:
-        its thoughts are what it has)."""
+        its thoughts are what it has). A message that asks nothing (`asks`) gets its facts as the
+        notes of every memory method, then the message: Appendix E answers questions."""
         facts = memory if memory is not None else self.facts_text(state)
         turns = self.turns_in_answer
         # Appendix E's instructions do not change from turn to turn: in the system message they are
@@ -158,6 +160,15 @@ class TreeModel:
         before = self.context if turns == "messages" else []
         if turns == "messages" and memory is not None and not memory.strip():  # `rt` (no memory) keeps its thoughts
             return [Message("system", system), *before, Message("user", query)]
+        if turns == "messages" and not asks(query):
+            # a message that asks nothing has no question to answer from facts: framed as one
+            # ("Please answer the following question ... Question: We have a daughter ..."), the
+            # reader said the message and its facts back (13 of 60 statements on the
+            # conversational dev dialogues, docs/replies.md). The facts go as the notes every
+            # memory method shows, for when the message needs them; the system message stays the
+            # same, so the server's cache keeps it
+            note = memory_message(facts, header=render_prompt("dsmart_answer")) if facts.strip() else None
+            return [Message("system", system), *before, *([note] if note else []), Message("user", query)]
         conversation = conversation_section(self.context) if turns == "prompt" else ""
         # the turns shown hold other questions before this one: asked again last, the reader answers
         # this one, not the turn before (docs/dsm-memory.md, "The reply answered the turn before")
@@ -369,6 +380,12 @@ class TreeModel:
             else:
                 text = self.llm.chat(messages, temperature=gen.temperature, max_tokens=gen.max_tokens).text
         return text, messages
+
+
+def asks(message: str) -> bool:
+    """Whether a chat message asks something (a question mark): D-SMART's Appendix E answers a
+    question; a statement, an opinion or a story asks none."""
+    return "?" in message
 
 
 def _found(step) -> str:
