@@ -72,6 +72,12 @@ class LlamaCppOptions:
     # ("ngram-simple", "ngram-mod", "ngram-map-k"); measured in scripts/lab/speculative_decode.py
     speculative: str = ""
     draft_max: int = 3  # tokens drafted per step (llama.cpp's --draft-max)
+    # how much of a slot's cached prompt a request must share to be served in that slot (llama.cpp's
+    # --slot-prompt-similarity; None: the library's 0.1). A new conversation shares only the chat
+    # opening with one in a slot: at 0.1 it took that slot over and the two evicted each other for
+    # their first turns (130 tokens computed again); at 0.8 each keeps its own, and a third is
+    # restored from the RAM prompt cache (scripts/lab/slots_users.py, docs/speed.md)
+    slot_prompt_similarity: float | None = 0.8
 
 
 def leave_cores_to_llamacpp() -> None:
@@ -161,6 +167,8 @@ class LlamaCppLLM(LLM):
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads
         params.n_gpu_layers = options.gpu_layers
+        if options.slot_prompt_similarity is not None:
+            params.slot_prompt_similarity = options.slot_prompt_similarity
         configure_speculative(params, options, xllamacpp)
         params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
         params.api_keys = [self._key]
