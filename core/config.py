@@ -79,8 +79,10 @@ class GenerationSettings:
     max_tokens: int = 200
     max_history_chars: int = 6000  # older turns are dropped first: a small model has a short attention span
     # ours: the length line of the chat prompt (core.methods.render.chat_system); 0 = none. The papers
-    # set no length, and the embedded models then write 130-300 tokens to "Hi, I'm Marta."
-    reply_sentences: int = 3
+    # set no length, and the embedded models then write 130-300 tokens to "Hi, I'm Marta." Two, not
+    # three: on two cores the 1.5B writes ~10 tokens a second, and a reply's length is most of its wait
+    # (docs/speed.md, issue 53); a remark and a question back fit in two.
+    reply_sentences: int = 2
 
 
 @dataclass(frozen=True)

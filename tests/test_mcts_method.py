@@ -321,7 +321,7 @@ def test_mcts_method_answers_with_knowledge_and_tree(tmp_path):
     assert len(out.evidence) == 5 and all(e.kind == "knowledge" for e in out.evidence)
     assert out.trace.kind == "mcts" and out.trace.prompt[0]["role"] == "system"
     assert all(e.text in out.trace.prompt[-2]["content"] for e in out.evidence)  # after the conversation (core.methods.layout)
-    assert "Keep your replies short: at most 3 sentences." in out.trace.prompt[0]["content"]
+    assert "Keep your replies short: at most 2 sentences." in out.trace.prompt[0]["content"]
     assert {"reason", "search", "generate"} <= set(out.timings)
     root = out.trace.nodes[0].detail
     assert root["reasoning"]["candidates"] and "COMET" in root["comet_note"]

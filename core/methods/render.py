@@ -28,7 +28,7 @@ from core.person import says_you, second_person, without_greeting
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?): (.*)$", re.DOTALL)
 
 
-def chat_system(sentences: int = 3) -> str:
+def chat_system(sentences: int = 2) -> str:
     """The opening of every chat method's system prompt; `sentences` > 0 adds the reply's length."""
     length = " " + render_prompt("reply_length", sentences=sentences).strip() if sentences > 0 else ""
     return render_prompt("chat_system", length=length).strip()
