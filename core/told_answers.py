@@ -66,6 +66,7 @@ _NEGATIONS = frozenset({"no", "not", "never", "none", "nobody", "nothing", "neit
 _ACKNOWLEDGED = STOPWORDS | frozenset("""noted note sure ok okay alright right yes yeah yep got it understood thanks thank
     great good nice lovely wonderful cool interesting wow oh ah hmm indeed absolutely certainly course fine perfect
     thing sounds exciting fun amazing awesome glad hello hi hey welcome""".split())
+_NO_NAMES = STOPWORDS | _SUBJECTS  # a short reply's capitalised first word that is no name ("The", "You")
 NOT = "<not>"  # the value of a claim that only says no, and a key of every user message that says no
 
 
@@ -165,7 +166,7 @@ def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
     short = len(tokens) <= _SHORT and not set(tokens) <= _ACKNOWLEDGED  # "Noted.", "Sure thing!" answer nothing
     if short and not names:
         first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
-        if first and first[0][0].isupper() and first[0].lower() not in STOPWORDS | _SUBJECTS:
+        if first and first[0][0].isupper() and first[0].lower() not in _NO_NAMES:
             names = frozenset({_key(_bare(first[0]))}) - asked
     answers = bool(mine & asked) or (tokens and tokens[0] in _SUBJECTS) or (tokens and _key(tokens[0]) in asked) \
         or (short and bool(names or mine - asked))

@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from core.benchmarks.replies import split_dialogues  # noqa: E402
+from core.chat import read_script  # noqa: E402
 from core.llm import cost  # noqa: E402
 from core.llm.base import Message  # noqa: E402
 from core.llm.llamacpp import LlamaCppLLM, LlamaCppOptions  # noqa: E402
@@ -31,15 +33,9 @@ from core.methods.render import chat_system  # noqa: E402
 
 
 def dialogues(path: Path, turns: int) -> list[list[str]]:
-    """The statements of each dialogue of a chat script, the first `turns` of each."""
-    out: list[list[str]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line) if line.strip() else {}
-        if row.get("new_dialogue"):
-            out.append([])
-        elif "user" in row and not ("expect" in row or row.get("never_told")) and len(out[-1]) < turns:
-            out[-1].append(row["user"])
-    return out
+    """The statements of each dialogue of a chat script (its questions left out), the first `turns` of each."""
+    return [[s.user for s in talk if s.user and not (s.expect or s.never_told)][:turns]
+            for talk in split_dialogues(read_script(path))]
 
 
 def play(llm: LlamaCppLLM, talks: list[list[str]], max_tokens: int) -> list[dict]:
