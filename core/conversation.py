@@ -41,11 +41,12 @@ from core.judging import NLI_CONTEXT_TURNS, checks_of, judge_consistency, judgem
 from core.limits import clean_message
 from core.llm import LLM, LLMError
 from core.llm.fair_queue import QueuePlace, caller
+from core.llm.prompts import render_prompt
 from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, load_memory, memory_key,  # noqa: F401 (re-exported)
                                   pack_memory, save_memory, unpack_memory)
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
-from core.reply_check import ReplyCheckSettings, check_reply
+from core.reply_check import ReplyCheckSettings, check_reply, needs_second_try
 from core.reply_stream import CheckedStream
 from core.store import Store, StoredTurn
 
@@ -68,10 +69,11 @@ def save_method_memory(store: Store, cid: str, method: Method, *, owner: str) ->
 
 
 # -- the reply check -------------------------------------------------------------------------------------
-def checked(reply: Reply, message: str, earlier_user: list[str], settings: ReplyCheckSettings) -> Reply:
+def checked(reply: Reply, message: str, earlier_user: list[str], settings: ReplyCheckSettings,
+            earlier_replies: list[str] = ()) -> Reply:
     """The reply after the reply check; the method's own text kept as `draft` when it changed."""
     t0 = time.perf_counter()
-    result = check_reply(reply.text, message, earlier_user, settings)
+    result = check_reply(reply.text, message, earlier_user, settings, earlier_replies)
     timings = {**reply.timings, "reply_check": time.perf_counter() - t0}
     if not result.changed:
         return replace(reply, timings=timings)
@@ -105,6 +107,15 @@ class Working:
     """Nothing new for a while: a caller may update its clock (and notice it was stopped)."""
 
     elapsed_s: float
+
+
+@dataclass(frozen=True)
+class _WrittenAgain:
+    """In a round's queue: the reply's first text said only the message back (the stream's check
+    held all of it: nothing was shown), and the model writes it once more
+    (`core.reply_check.needs_second_try`). Not an event of the round's caller."""
+
+    first: str
 
 
 @dataclass(frozen=True)
@@ -303,6 +314,7 @@ class ReplyRound:
         self._worker: threading.Thread | None = None
         self._check: CheckedStream | None = None  # the reply check on the streamed text, once events() runs
         self._check_s = 0.0  # seconds spent in it
+        self._fresh_check: Callable[[], CheckedStream | None] = lambda: None  # a new check, for a reply written again
         self._ended: Callable[[], None] = lambda: None  # tells a waiting forget this round is over
 
     @property
@@ -343,6 +355,8 @@ class ReplyRound:
                 break
             if isinstance(item, ReplyText):
                 self.pending.partial += self._checked(item.piece)
+            elif isinstance(item, _WrittenAgain):
+                self._check = self._fresh_check()
         if self._check is not None:  # what it held back (an unfinished sentence) is kept, checked, too
             self.pending.partial += self._checked("", final=True)
 
@@ -371,8 +385,21 @@ class ReplyRound:
                              progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)))
         outcome = _Outcome()
         earlier_user = [t.text for t in dialogue.turns() if t.role == USER]
-        if service.reply_check is not None:
-            self._check = CheckedStream(pending.message, earlier_user, service.reply_check)
+        earlier_replies = [t.text for t in dialogue.turns() if t.role == ASSISTANT]
+        settings = service.reply_check
+        first: list[str] = []  # the method's first text, when it was written again
+
+        def again(text: str) -> str | None:  # in the worker: the first text is in the queue before the marker
+            if not needs_second_try(text, pending.message, earlier_user, settings, earlier_replies):
+                return None
+            first.append(text)
+            put(_WrittenAgain(text))
+            return render_prompt("reply_again").strip()
+
+        if settings is not None:
+            self._fresh_check = lambda: CheckedStream(pending.message, earlier_user, settings, earlier_replies)
+            self._check = self._fresh_check()
+            stream = replace(stream, again=again)
         on_wait = lambda place: put(Queued(place, time.perf_counter() - started))  # noqa: E731
 
         def work() -> None:
@@ -397,6 +424,9 @@ class ReplyRound:
                 continue
             if item is None:
                 break
+            if isinstance(item, _WrittenAgain):  # its text was all held back: the check starts over
+                self._check = self._fresh_check()
+                continue
             if isinstance(item, ReplyText):
                 streamed = True
                 item = ReplyText(self._checked(item.piece))
@@ -414,7 +444,9 @@ class ReplyRound:
         if self._check is not None and streamed and self._check.raw.strip() == reply.text.strip():
             reply = as_shown(reply, self._check, self._check_s)
         elif self._check is not None:  # not streamed, or the method changed its text after streaming it
-            reply = checked(reply, pending.message, earlier_user, service.reply_check)
+            reply = checked(reply, pending.message, earlier_user, settings, earlier_replies)
+        if first and first[0] != reply.text:  # the method's own text is its first: the draft beside what was shown
+            reply = replace(reply, draft=first[0])
         seconds = time.perf_counter() - started
         stored, turns = self._store(dialogue, reply, streamed, seconds)
         yield stored

@@ -9,6 +9,9 @@
   ("You're Nadia and you work as a nurse." to "I'm Nadia, I work as a nurse."), as `bench replies`
   finds a restatement (core.metrics.saying_back.restates) but sentence by sentence, is dropped the
   same way (issue 52): turned into the second person it would still be said back.
+- **nothing said again** (issue 52): to a message that asks nothing, a sentence the assistant
+  already said in an earlier reply of the dialogue ("That's great to hear!" a third time) is
+  dropped the same way.
 - **nothing told, nothing answered** (issue 52): asked for a fact of the user's world
   (core.told_answers: "What's my wife's name?"), a sentence that answers with what the user never
   told ("Your wife's name is Efua." when Efua is a granddaughter) is dropped when another sentence
@@ -24,7 +27,9 @@
   after "I moved from Paris to Lyon") is said in the second person whole, however it words the fact,
   unless it gives the assistant's own view ("I think ...") or offer ("I can ...").
 
-Small models write both defects whatever their prompt says (docs/replies.md); a repaired reply is
+A reply that is nothing but sentences said back, echoed or said again stays whole here
+(`CheckedReply.said_back_only`); the chat round then has the model write it once more, told why
+(core.conversation, `second_try`). Small models write these defects whatever their prompt says (docs/replies.md); a repaired reply is
 what the user reads and what the method's memory takes in, so a first-person restatement is not
 copied again from memory. The method's own text stays on the reply (`Reply.draft`), and the
 benchmark scores both. Pure functions over text; no model.
@@ -60,6 +65,8 @@ class ReplyCheckSettings:
     second_person: bool = True
     drop_said_back: bool = True  # a sentence that restates the message (core.metrics.saying_back.restates)
     decline_untold: bool = True  # an answer about the user that the user never told (core.told_answers)
+    drop_said_before: bool = True  # to a message that asks nothing, a sentence of an earlier reply said again
+    second_try: bool = True  # a reply that only says back is written once more (core.conversation)
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class CheckedReply:
     dropped: tuple[str, ...] = ()  # sentences taken out as echoes of the user's message or said back
     rewritten: tuple[tuple[str, str], ...] = ()  # (sentence as written, as said to the user)
     untold: tuple[str, ...] = ()  # sentences that answered with what the user never told (out, or the reply declines)
+    said_back_only: bool = False  # every sentence echoed, said back or said again: kept whole, nothing else said
 
     @property
     def declined(self) -> bool:
@@ -133,6 +141,22 @@ def told_part(message: str) -> str:
     return " ".join(s for s in split_sentences(message) if not s.rstrip().endswith("?"))
 
 
+def asks_nothing(message: str) -> bool:
+    """Whether the message is a statement, a story or an opinion: no question mark in it."""
+    return "?" not in message
+
+
+def sentence_key(sentence: str) -> tuple[str, ...]:
+    """A sentence's words, how a sentence said again is recognised (case and punctuation ignored)."""
+    return tuple(words(sentence.replace("\u2019", "'").lower()))
+
+
+def earlier_sentences(earlier_replies: Sequence[str]) -> frozenset[tuple[str, ...]]:
+    """The sentences of the assistant's earlier replies (of two words or more: "Yes." is no recital)."""
+    keys = (sentence_key(s) for reply in earlier_replies for s in split_sentences(reply))
+    return frozenset(k for k in keys if len(k) >= 2)
+
+
 def says_nothing_else(sentences: Sequence[str], drop: set[int]) -> bool:
     """Whether the sentences outside `drop` hold no word (a lone "." is nothing): then nothing is
     dropped, and the reply stays whole."""
@@ -192,8 +216,9 @@ def in_second_person(sentence: str, user_messages: Sequence[str], told_answer: b
 
 
 def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
-                settings: ReplyCheckSettings = ReplyCheckSettings()) -> CheckedReply:
-    """The reply to `message` (after the user's `earlier_user` messages), repaired."""
+                settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> CheckedReply:
+    """The reply to `message` (after the user's `earlier_user` messages and the assistant's
+    `earlier_replies`), repaired."""
     spans = _sentence_spans(text)
     if not spans:
         return CheckedReply(text)
@@ -204,6 +229,9 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     told = told_part(message)
     if settings.drop_said_back and told:
         drop |= {i for i, s in enumerate(sentences) if restates(s, told)}
+    if settings.drop_said_before and earlier_replies and asks_nothing(message):
+        before = earlier_sentences(earlier_replies)
+        drop |= {i for i, s in enumerate(sentences) if sentence_key(s) in before}
     untold: set[int] = set()
     told_at: set[int] = set()  # answers from what the user told: said to the user as "you"
     question = fact_question(message, earlier_user) if settings.decline_untold else ""
@@ -215,7 +243,9 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))
     drop -= untold
+    said_back_only = False
     if says_nothing_else(sentences, drop | untold):
+        said_back_only = bool(drop) and not untold
         drop = set()  # nothing else said (a lone "." is nothing): keep the reply whole
     drop_all = drop | untold
     users = (*earlier_user, message)
@@ -236,4 +266,12 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         kept_end, gap = b, None
     pieces.append(text[spans[-1][1]:])  # what follows the last sentence, kept or not
     return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten),
-                        tuple(sentences[i] for i in sorted(untold)))
+                        tuple(sentences[i] for i in sorted(untold)), said_back_only)
+
+
+def needs_second_try(text: str, message: str, earlier_user: Sequence[str] = (),
+                     settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> bool:
+    """Whether the reply says nothing but `message` back (echoed or restated) or what the assistant
+    said before: the check keeps such a reply whole (dropping it would leave nothing), so it is
+    written once more instead."""
+    return settings.second_try and check_reply(text, message, earlier_user, settings, earlier_replies).said_back_only

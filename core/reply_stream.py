@@ -13,7 +13,8 @@ complete once the next one has begun); each complete sentence goes through the s
 80+ characters of the user's message, repeated), so a sentence that could be part of an echo
 (half of it or more is a stretch of the message) is held back until a sentence that cannot be
 one follows it or the reply ends; so is a sentence that says the message back (`told_part`,
-`restates`: dropped once something else is said) and one with no word (it says nothing else);
+`restates`: dropped once something else is said), one said in an earlier reply (to a message that
+asks nothing) and one with no word (it says nothing else);
 other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
 reply is held until a sentence answers from what was told (then the held sentences that answer
 with what was never told are dropped, the rest go on) or the reply ends (then, if one answered
@@ -31,7 +32,8 @@ from difflib import SequenceMatcher
 
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
-from core.reply_check import ReplyCheckSettings, echo_sentences, in_second_person, says_nothing_else, told_part
+from core.reply_check import (ReplyCheckSettings, asks_nothing, earlier_sentences, echo_sentences, in_second_person,
+                               says_nothing_else, sentence_key, told_part)
 from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
 from core.text import split_sentences, words
 
@@ -61,9 +63,12 @@ class CheckedStream:
     text handed on so far; after `finish` it is the checked reply."""
 
     def __init__(self, message: str, earlier_user: Sequence[str] = (),
-                 settings: ReplyCheckSettings = ReplyCheckSettings()) -> None:
+                 settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> None:
         self.message = message
         self.told = told_part(message)  # what the message tells: a sentence saying it back is dropped
+        # to a message that asks nothing, a sentence of an earlier reply said again is dropped too
+        said_before = settings.drop_said_before and asks_nothing(message)
+        self._before = earlier_sentences(earlier_replies) if said_before else frozenset()
         self.users = (*earlier_user, message)
         self.settings = settings
         self.raw = ""  # every piece fed
@@ -190,6 +195,8 @@ class CheckedStream:
         self._held = []
 
     def _says_back(self, sentence: str) -> bool:
+        if self._before and sentence_key(sentence) in self._before:
+            return True
         return self.settings.drop_said_back and bool(self.told) and restates(sentence, self.told)
 
     def _show(self, index: int, sentence: _Sentence) -> None:

@@ -9,9 +9,10 @@ import pytest
 from core.conversation import ConversationService, ReplyStored, ReplyText
 from core.dialogue import Reply
 from core.llm.fake import ScriptedLLM
+from core.llm.prompts import render_prompt
 from core.methods import Toolkit, create_method
 from core.metrics.reply_defects import ReplyCase, score_reply
-from core.reply_check import ReplyCheckSettings, check_reply, echo_sentences
+from core.reply_check import ReplyCheckSettings, check_reply, echo_sentences, needs_second_try
 from core.store import Store
 
 TOMAS = "Hi, I'm Tomás. I work as a pharmacist in Coimbra and I have a cat called Pixel."
@@ -145,6 +146,54 @@ def test_the_service_stores_the_checked_reply_and_keeps_the_draft(tmp_path):
 
     unchecked, _ = _round(store, None, "Hi Marta! I live in Porto with my dog Rex.", "Hi, I'm Marta. I live in Porto.")
     assert unchecked.reply.text == "Hi Marta! I live in Porto with my dog Rex." and unchecked.reply.draft == ""
+
+
+def test_a_sentence_said_in_an_earlier_reply_is_dropped_on_a_statement_only():
+    earlier = ["That's great to hear! What do you teach?"]
+    message = "I started baking bread on Sundays."
+    checked = check_reply("That's great to hear! Which flour do you use?", message, [], ReplyCheckSettings(), earlier)
+    assert checked.text == "Which flour do you use?" and checked.dropped == ("That's great to hear!",)
+    assert not checked.said_back_only
+    asked = "I started baking bread. Which flour is best?"  # a question may rightly get an answer said before
+    assert check_reply("That's great to hear! Rye is best.", asked, [], ReplyCheckSettings(), earlier).text == \
+        "That's great to hear! Rye is best."
+    off = ReplyCheckSettings(drop_said_before=False)
+    assert check_reply("That's great to hear! Which flour?", message, [], off, earlier).text == "That's great to hear! Which flour?"
+
+
+def test_a_reply_that_only_says_back_is_kept_whole_and_asked_again():
+    message = "My granddaughter Efua is studying medicine in Kumasi. She calls me every Sunday."
+    said_back = "Efua is studying medicine in Kumasi and calls you every Sunday."
+    checked = check_reply(said_back, message)
+    assert checked.text == said_back and checked.said_back_only  # nothing else said: it stays whole ...
+    assert needs_second_try(said_back, message)  # ... and the round has it written again
+    assert not needs_second_try(said_back, message, settings=ReplyCheckSettings(second_try=False))
+    assert needs_second_try("That's great to hear!", "I passed my exam.", earlier_replies=["That's great to hear!"])
+    assert not needs_second_try("That's great to hear!", "I passed my exam.")  # said for the first time
+    assert not needs_second_try("Efua sounds bright! Does she want to be a surgeon?", message)
+
+
+def test_a_reply_written_again_shows_only_the_second_text_and_keeps_the_first_as_draft(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    message = "My granddaughter Efua is studying medicine in Kumasi. She calls me every Sunday."
+    first, second = "Efua is studying medicine in Kumasi and calls you every Sunday.", "Sunday calls are lovely! Is she enjoying it?"
+    llm = ScriptedLLM([first, second])
+    service = ConversationService(store, "anon:tester", lambda name: create_method(name, Toolkit(llm=llm)),
+                                  today=lambda: "2026-11-27", reply_check=ReplyCheckSettings())
+    streamed = ""
+    with service.start(None, "base", message) as round_:
+        for event in round_.events(max_tokens=64, tick_s=0.05):
+            if isinstance(event, ReplyText):
+                streamed += event.piece
+            elif isinstance(event, ReplyStored):
+                stored = event
+    assert streamed == stored.reply.text == second  # nothing of the first text reached the screen
+    assert stored.reply.draft == first  # the method's own text, for the benchmark's draft scores
+    retry = llm.requests[-1]
+    assert [m.role for m in retry[-3:]] == ["user", "assistant", "system"] and retry[-2].content == first
+    assert retry[-1].content == render_prompt("reply_again").strip()
+    assert retry[:-2] == llm.requests[0]  # the same prompt with two messages more: the cache keeps it
+    assert store.dialogue(stored.conversation_id, owner="anon:tester").turns()[-1].text == second
 
 
 # -- any text -------------------------------------------------------------------------------------------

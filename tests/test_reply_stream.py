@@ -29,8 +29,9 @@ def words(text: str) -> list[str]:
     return re.findall(r"\S+\s*", text)  # as the scripted LLM streams
 
 
-def fed(text: str, message: str, earlier=(), pieces=None, check=ReplyCheckSettings()) -> tuple[list[str], CheckedStream]:
-    stream = CheckedStream(message, earlier, check)
+def fed(text: str, message: str, earlier=(), pieces=None, check=ReplyCheckSettings(),
+        replies=()) -> tuple[list[str], CheckedStream]:
+    stream = CheckedStream(message, earlier, check, replies)
     shown = [stream.feed(p) for p in (words(text) if pieces is None else pieces)]
     shown.append(stream.finish())
     return [s for s in shown if s], stream
@@ -148,3 +149,20 @@ def test_replies_that_repeat_the_message_are_checked_as_a_whole(said, reply):
     message, text = " ".join(said), " ".join(reply)
     shown, stream = fed(text, message)
     assert "".join(shown) == check_reply(text, message).text
+
+
+EARLIER_REPLIES = ["That's great to hear! What do you teach?", "Do you have any other questions?"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(said=st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=3),
+       reply=st.lists(st.sampled_from([*SENTENCES, "That's great to hear!", "Do you have any other questions?",
+                                       "What do you teach?"]), min_size=1, max_size=4),
+       asks=st.booleans())
+def test_replies_that_say_earlier_replies_again_are_checked_as_a_whole(said, reply, asks):
+    message, text = " ".join(said) + (" Why?" if asks else ""), " ".join(reply)
+    shown, stream = fed(text, message, replies=EARLIER_REPLIES)
+    whole = check_reply(text, message, (), ReplyCheckSettings(), EARLIER_REPLIES)
+    assert "".join(shown) == stream.shown == whole.text
+    if not asks and "Feed it more often." in reply:  # something new said: what was said before is out
+        assert "great to hear" not in stream.shown and "other questions" not in stream.shown

@@ -35,12 +35,15 @@ class ReplyStream:
     """Where a streamed answer goes: `sink(piece)` for each piece of text; `progress(Progress)` for
     what the method does before (optional); setting `cancel` stops the reply: its generation and
     every LLM request it would still send (`core.llm.cancel`); `max_tokens` (0 = the method's own)
-    bounds the answer's length."""
+    bounds the answer's length. `again(text)`, given the answer's finished text, says why it must be
+    written once more (a system message, appended after the answer to the same prompt), or None
+    when it stands: the chat round's reply check, for an answer that only says the message back."""
 
     sink: Callable[[str], None]
     cancel: threading.Event = field(default_factory=threading.Event)
     max_tokens: int = 0
     progress: Callable[[Progress], None] | None = None
+    again: Callable[[str], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,12 +170,24 @@ class Method(ABC):
             return self._write(messages, temperature, max_tokens)
 
     def _write(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
-        """The answer's text, streamed piece by piece to the page when one watches this reply."""
+        """The answer's text, streamed piece by piece to the page when one watches this reply; written
+        once more, after the first text and the stream's reason (`ReplyStream.again`), when the
+        first only said the message back. The same prompt with two messages more: the server's
+        cache keeps the rest."""
         stream = self._stream
         if stream is None:
             return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
         if stream.max_tokens:
             max_tokens = min(max_tokens, stream.max_tokens)
+        text = self._streamed(messages, temperature, max_tokens, stream)
+        why = stream.again(text) if stream.again is not None and text and not stream.cancel.is_set() else None
+        if why is None:
+            return text
+        # the reason as a system message: the user's last message stays the one the reply answers
+        retry = [*messages, Message("assistant", text), Message("system", why)]
+        return self._streamed(retry, temperature, max_tokens, stream)
+
+    def _streamed(self, messages: list[Message], temperature: float, max_tokens: int, stream: ReplyStream) -> str:
         pieces = []
         for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
             pieces.append(piece)
