@@ -28,7 +28,8 @@ after "My granddaughter Efua studies medicine" and "My wife and I have been marr
 years" is not told, and neither is a birthplace when the user never spoke of being born. Words
 that only name the kind of answer (job, city, age, ...) need not be there: "What's my job?" is
 answered by "I'm an electrician". Words are compared as crude stems
-(core.metrics.reply_defects.stem); a paraphrase with no word in common ("nurse" for "I work on a
+(core.metrics.reply_defects.stem), a word of the same family alike (the first seven letters:
+"dentistry" answers what "dentist" told); a paraphrase with no word in common ("nurse" for "I work on a
 ward") reads as untold, so the test is loose on purpose: one shared word of the value is enough.
 """
 
@@ -182,6 +183,18 @@ def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
 TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
 
 
+_FAMILY = 7  # letters two words share at their start to be one word's family ("dentist", "dentistry")
+
+
+def _holds(value: frozenset[str], words_of: frozenset[str]) -> bool:
+    """Whether a message's words hold a word of `value`, or of its family: the crude stems keep
+    "dentistry" and "dentist" apart, "carpentry" and "carpenter" too, and the one answers what the
+    other told."""
+    if value & words_of:
+        return True
+    return any(len(v) >= _FAMILY and len(w) >= _FAMILY and v[:_FAMILY] == w[:_FAMILY] for v in value for w in words_of)
+
+
 def said_words(earlier_user: Sequence[str]) -> tuple[frozenset[str], ...]:
     """Each earlier user message as the keys an answer is looked up in (content words, names and
     numbers, NOT when it says no): made once per reply, not once per sentence."""
@@ -204,8 +217,8 @@ def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) ->
         # is my birthday?"). A claim in other words is left to stand: "Your car is blue." to "What
         # colour is my car?" after "I drive a blue Toyota" is told in words the question does not use
         context = _stems(sentence) - value - _stems(question) - _ASKING - _SLOTS
-        told = any(value & words_of and context & words_of for words_of in said)
+        told = any(_holds(value, words_of) and context & words_of for words_of in said)
     else:
         relations = topic & _RELATIONS  # a relation's fact must be told with the relation
-        told = any(value & words_of and (not relations or relations & words_of) for words_of in said)
+        told = any(_holds(value, words_of) and (not relations or relations & words_of) for words_of in said)
     return TOLD if told else UNTOLD

@@ -65,6 +65,9 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
     ("You work as a midwife at the hospital in Bergen.", "What do I do for work?", INGRIDS, TOLD),
     ("He is a carpenter.", "What does Sindre do for a living?", INGRIDS, TOLD),
     ("He builds kitchens.", "What does Sindre do for a living?", INGRIDS, TOLD),
+    ("He does carpentry.", "What does Sindre do for a living?", INGRIDS, TOLD),  # the family of "carpenter"
+    ("Tomek does dentistry.", "What does Tomek do for a living?", [OSKAR, TOMEK], TOLD),  # ... of "dentist"
+    ("He is a dental nurse.", "What does Tomek do for a living?", [OSKAR, TOMEK], UNTOLD),  # "dent" is no family
     ("You live in Fana.", "Which part of Bergen do we live in now?", INGRIDS, TOLD),
     ("You have 5 hens.", "How many hens do we have now?", KWAMES, TOLD),  # "five" and "5" are one value
     ("You're an electrician.", "Quick question, what's my job?", [OSKAR], TOLD),  # "job" names the kind of answer
