@@ -390,6 +390,7 @@ class ReplyRound:
         first: list[str] = []  # the method's first text, when it was written again
 
         def again(text: str) -> str | None:  # in the worker: the first text is in the queue before the marker
+            """The note for writing `text` once more, when it only says the message back; else None."""
             if not needs_second_try(text, pending.message, earlier_user, settings, earlier_replies):
                 return None
             first.append(text)

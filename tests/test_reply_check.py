@@ -190,9 +190,9 @@ def test_a_reply_written_again_shows_only_the_second_text_and_keeps_the_first_as
     assert streamed == stored.reply.text == second  # nothing of the first text reached the screen
     assert stored.reply.draft == first  # the method's own text, for the benchmark's draft scores
     retry = llm.requests[-1]
-    assert [m.role for m in retry[-3:]] == ["user", "assistant", "system"] and retry[-2].content == first
+    assert [m.role for m in retry[-2:]] == ["user", "system"] and retry[-2].content == message
     assert retry[-1].content == render_prompt("reply_again").strip()
-    assert retry[:-2] == llm.requests[0]  # the same prompt with two messages more: the cache keeps it
+    assert retry[:-1] == llm.requests[0]  # the same prompt with one message more: the cache keeps it
     assert store.dialogue(stored.conversation_id, owner="anon:tester").turns()[-1].text == second
 
 

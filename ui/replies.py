@@ -62,8 +62,9 @@ def render_details(reply: Reply, key: str) -> None:
         return
     with st.expander("Evidence, timings and trace"):
         if reply.draft:  # what the method wrote before the reply check (core.reply_check)
-            st.caption("The reply check changed the method's text: sentences repeating your message are taken "
-                       "out, and your own facts are said back to you as \"you\". The method wrote:")
+            st.caption("The reply check changed the method's text: sentences repeating your message or an earlier "
+                       "reply are taken out, your own facts are said back to you as \"you\", and a reply that did "
+                       "nothing but repeat is written once more. The method wrote:")
             st.text(reply.draft)
         tabs = st.tabs(["Evidence", "Timings", "Trace"])
         with tabs[0]:

@@ -35,9 +35,9 @@ class ReplyStream:
     """Where a streamed answer goes: `sink(piece)` for each piece of text; `progress(Progress)` for
     what the method does before (optional); setting `cancel` stops the reply: its generation and
     every LLM request it would still send (`core.llm.cancel`); `max_tokens` (0 = the method's own)
-    bounds the answer's length. `again(text)`, given the answer's finished text, says why it must be
-    written once more (a system message, appended after the answer to the same prompt), or None
-    when it stands: the chat round's reply check, for an answer that only says the message back."""
+    bounds the answer's length. `again(text)`, given the answer's finished text, gives a system
+    message to append to the same prompt when the answer must be written once more, or None when it
+    stands: the chat round's reply check, for an answer that only says the message back."""
 
     sink: Callable[[str], None]
     cancel: threading.Event = field(default_factory=threading.Event)
@@ -171,9 +171,9 @@ class Method(ABC):
 
     def _write(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
         """The answer's text, streamed piece by piece to the page when one watches this reply; written
-        once more, after the first text and the stream's reason (`ReplyStream.again`), when the
-        first only said the message back. The same prompt with two messages more: the server's
-        cache keeps the rest."""
+        once more, with the stream's note (`ReplyStream.again`) after the prompt, when the first
+        only said the message back. The same prompt with one message more: the server's cache
+        keeps the rest."""
         stream = self._stream
         if stream is None:
             return self.tools.llm.chat(messages, temperature=temperature, max_tokens=max_tokens).text
@@ -183,9 +183,9 @@ class Method(ABC):
         why = stream.again(text) if stream.again is not None and text and not stream.cancel.is_set() else None
         if why is None:
             return text
-        # the reason as a system message: the user's last message stays the one the reply answers
-        retry = [*messages, Message("assistant", text), Message("system", why)]
-        return self._streamed(retry, temperature, max_tokens, stream)
+        # a note after the user's message, not the first text and a complaint about it: shown its
+        # first text, the 1.5B copied it or the complaint into the reply (docs/replies.md, run 6)
+        return self._streamed([*messages, Message("system", why)], temperature, max_tokens, stream)
 
     def _streamed(self, messages: list[Message], temperature: float, max_tokens: int, stream: ReplyStream) -> str:
         pieces = []
