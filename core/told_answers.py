@@ -183,6 +183,7 @@ def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
 TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
 
 
+_ASKS_NAME = frozenset(stem(w) for w in "name named call called who whose".split())  # the answer is a name
 _FAMILY = 7  # letters two words share at their start to be one word's family ("dentist", "dentistry")
 
 
@@ -221,4 +222,10 @@ def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) ->
     else:
         relations = topic & _RELATIONS  # a relation's fact must be told with the relation
         told = any(_holds(value, words_of) and (not relations or relations & words_of) for words_of in said)
+        if not told and named and not _ASKS_NAME & _stems(question):
+            # a name beside the answer ("Sofia plays the violin in Glasgow's orchestra." to "What
+            # instrument does my wife play?"): the answer is its other words, told with the relation
+            rest = _stems(sentence) - _ASKING - _stems(question) - value
+            told = bool(rest) and any(_holds(rest, words_of) and (not relations or relations & words_of)
+                                      for words_of in said)
     return TOLD if told else UNTOLD

@@ -24,6 +24,8 @@ WIFE = "My wife and I have been married for forty-one years. She still beats me 
 HENS = "We had three hens until May, when we bought two more, so there are five of them now."
 OSKAR = "Hi, I'm Oskar. I'm an electrician in Krakow, and I've just signed up for my first marathon."
 GRAN = "My grandmother Rosa turned 90 last week and still bakes every Sunday."
+GLASGOW = "I'm Daniel and I live in a small flat in Glasgow."
+SOFIA = "My wife Sofia plays the violin in the city orchestra."
 TOMEK = "My friend Tomek is a dentist. He talks about marathons the way other people talk about their children."
 TEEN = "My daughter says I've become boring because I go to bed at nine. She's sixteen."
 OSKAR_41 = "Hi, I'm Oskar. I'm an electrician in Krakow, forty-one years old, and I've just signed up for a marathon."
@@ -66,6 +68,10 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
     ("He is a carpenter.", "What does Sindre do for a living?", INGRIDS, TOLD),
     ("He builds kitchens.", "What does Sindre do for a living?", INGRIDS, TOLD),
     ("He does carpentry.", "What does Sindre do for a living?", INGRIDS, TOLD),  # the family of "carpenter"
+    # a name beside the answer: the answer is the rest, told with the relation; not when a name is asked
+    ("Sofia plays the violin in Glasgow's orchestra.", "What instrument does my wife play?", [GLASGOW, SOFIA], TOLD),
+    ("She plays the cello in Glasgow.", "What instrument does my wife play?", [GLASGOW, SOFIA], UNTOLD),
+    ("Your wife's name is Glasgow Sofia.", "What's my wife's name?", [GLASGOW, "My wife plays the violin."], UNTOLD),
     ("Tomek does dentistry.", "What does Tomek do for a living?", [OSKAR, TOMEK], TOLD),  # ... of "dentist"
     ("He is a dental nurse.", "What does Tomek do for a living?", [OSKAR, TOMEK], UNTOLD),  # "dent" is no family
     ("You live in Fana.", "Which part of Bergen do we live in now?", INGRIDS, TOLD),
