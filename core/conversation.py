@@ -115,8 +115,6 @@ class _WrittenAgain:
     held all of it: nothing was shown), and the model writes it once more
     (`core.reply_check.needs_second_try`). Not an event of the round's caller."""
 
-    first: str
-
 
 @dataclass(frozen=True)
 class Queued:
@@ -394,7 +392,7 @@ class ReplyRound:
             if not needs_second_try(text, pending.message, earlier_user, settings, earlier_replies):
                 return None
             first.append(text)
-            put(_WrittenAgain(text))
+            put(_WrittenAgain())
             return render_prompt("reply_again").strip()
 
         if settings is not None:

@@ -28,10 +28,10 @@
   unless it gives the assistant's own view ("I think ...") or offer ("I can ...").
 
 A reply that is nothing but sentences said back, echoed or said again stays whole here
-(`CheckedReply.said_back_only`); the chat round then has the model write it once more, told why
-(core.conversation, with `needs_second_try`). Small models write these defects whatever their prompt says (docs/replies.md); a repaired reply is
-what the user reads and what the method's memory takes in, so a first-person restatement is not
-copied again from memory. The method's own text stays on the reply (`Reply.draft`), and the
+(`CheckedReply.said_back_only`); the chat round then has the model write it once more
+(core.conversation, with `needs_second_try`). Small models write these defects whatever their
+prompt says (docs/replies.md); a repaired reply is what the user reads and what the method's
+memory takes in, so a first-person restatement is not copied again from memory. The method's own text stays on the reply (`Reply.draft`), and the
 benchmark scores both. Pure functions over text; no model.
 """
 

@@ -119,8 +119,8 @@ def test_each_repair_can_be_turned_off():
         "I work as a pharmacist in Coimbra."
 
 
-def _round(store: Store, reply_check, text: str, message: str) -> tuple[ReplyStored, str]:
-    llm = ScriptedLLM([text])
+def _round(store: Store, reply_check, text: str, message: str, llm: ScriptedLLM | None = None) -> tuple[ReplyStored, str]:
+    llm = llm or ScriptedLLM([text])
     service = ConversationService(store, "anon:tester", lambda name: create_method(name, Toolkit(llm=llm)),
                                   today=lambda: "2026-11-27", reply_check=reply_check)
     streamed = ""
@@ -178,15 +178,7 @@ def test_a_reply_written_again_shows_only_the_second_text_and_keeps_the_first_as
     message = "My granddaughter Efua is studying medicine in Kumasi. She calls me every Sunday."
     first, second = "Efua is studying medicine in Kumasi and calls you every Sunday.", "Sunday calls are lovely! Is she enjoying it?"
     llm = ScriptedLLM([first, second])
-    service = ConversationService(store, "anon:tester", lambda name: create_method(name, Toolkit(llm=llm)),
-                                  today=lambda: "2026-11-27", reply_check=ReplyCheckSettings())
-    streamed = ""
-    with service.start(None, "base", message) as round_:
-        for event in round_.events(max_tokens=64, tick_s=0.05):
-            if isinstance(event, ReplyText):
-                streamed += event.piece
-            elif isinstance(event, ReplyStored):
-                stored = event
+    stored, streamed = _round(store, ReplyCheckSettings(), first, message, llm)
     assert streamed == stored.reply.text == second  # nothing of the first text reached the screen
     assert stored.reply.draft == first  # the method's own text, for the benchmark's draft scores
     retry = llm.requests[-1]
