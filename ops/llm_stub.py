@@ -20,7 +20,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def _last_user_text(body: dict) -> str:
+def last_user_text(body: dict) -> str:
     for message in reversed(body.get("messages", [])):
         if message.get("role") == "user":
             return str(message.get("content", ""))
@@ -28,7 +28,7 @@ def _last_user_text(body: dict) -> str:
 
 
 class LLMStub:
-    def __init__(self, reply=lambda body: f"You said: {_last_user_text(body)[:200]}", hang_s: float = 30.0,
+    def __init__(self, reply=lambda body: f"You said: {last_user_text(body)[:200]}", hang_s: float = 30.0,
                  port: int = 0, delay_s: float = 0.0, per_kchar_s: float = 0.0, slots: int = 0) -> None:
         self.delay_s = delay_s  # seconds before each answer (a stand-in for generation time)
         self.per_kchar_s = per_kchar_s  # and more per 1,000 characters of prompt (a long message costs more)

@@ -1,3 +1,3 @@
 """Moved to ops/llm_stub.py (the load test runs it as LLM server processes); kept here for the tests' imports."""
 
-from ops.llm_stub import LLMStub, _last_user_text  # noqa: F401
+from ops.llm_stub import LLMStub, last_user_text  # noqa: F401

@@ -9,7 +9,7 @@ import pytest
 
 from core.methods.mcts.config import KBSettings
 from core.methods.mcts.kb import (KBFormatError, KnowledgeBase, clean_sentence, ensure_groups, load_or_build,
-                                  read_genericskb)
+                                  read_genericskb, save_array)
 from core.resources import HashingEmbedder
 from tests.mcts_helpers import ROWS, write_kb
 
@@ -54,6 +54,22 @@ def test_bad_files_give_clear_errors(tmp_path, content, message):
         read_genericskb(path)
     with pytest.raises(KBFormatError, match="no knowledge-base file"):
         read_genericskb(tmp_path / "missing.txt")
+
+
+def test_a_second_build_of_the_same_kb_keeps_the_first_folder_and_caches_write_safely(tmp_path):
+    """Two builds of one key at once (two embedder objects of one name, test_mcts_prepare): the second
+    to save leaves the first's complete folder where it is, since that build may be writing its
+    groups there; a cache array whose folder is gone is skipped, not an error."""
+    settings = KBSettings(concepts_per_group=4, cache_dir=str(tmp_path / "cache"))
+    path = write_kb(tmp_path)
+    first = load_or_build(path, HashingEmbedder(128), settings)
+    marker = first.folder / "groups-marker.npy"
+    save_array(marker, np.arange(3))
+    first.save(first.folder)  # the same build again: the folder, and what was cached in it, stay
+    assert np.array_equal(np.load(marker), np.arange(3))
+    assert not [p for p in first.folder.parent.iterdir() if ".tmp-" in p.name]  # no temporary left behind
+    save_array(tmp_path / "gone" / "knn-3.npy", np.arange(3))  # no folder: nothing written, nothing raised
+    assert not (tmp_path / "gone").exists()
 
 
 def test_build_save_load_round_trip(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -204,7 +205,7 @@ class KnowledgeBase:
                     own = start + row
                     ids[own] = [h for h in hits if h != own][:k]
             if path is not None:
-                np.save(path, ids)
+                save_array(path, ids)
         self._knn[k] = ids
         return ids
 
@@ -224,11 +225,16 @@ class KnowledgeBase:
         np.savez(tmp / "postings.npz", sent_ptr=self.sent_ptr, sent_concepts=self.sent_concepts,
                  concept_ptr=self.concept_ptr, concept_sents=self.concept_sents)
         (tmp / "header.json").write_text(json.dumps(self.header, indent=1))  # written last: marks a complete build
-        shutil.rmtree(folder, ignore_errors=True)
-        try:
-            tmp.rename(folder)
-        except OSError:  # the other build's complete folder got there first: the same content
+        if _same_build(folder, self.header):
+            # the other build's complete folder got there first, with the same content: removing it
+            # would pull it from under that build while it writes its groups or neighbours there
             shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)  # a stale or incomplete build's folder
+            try:
+                tmp.rename(folder)
+            except OSError:  # the other build's complete folder got there in between
+                shutil.rmtree(tmp, ignore_errors=True)
         self.folder = folder
 
     @classmethod
@@ -314,6 +320,30 @@ def assemble(texts: Sequence[str], terms: Sequence[str] | None, scores: Sequence
                          concepts, concept_vectors, sent_ptr, sent_concepts, concept_ptr, concept_sents, head)
 
 
+_BUILD_KEYS = ("format", "version", "embedder", "dim", "sentences", "concepts", "postings")
+
+
+def _same_build(folder: Path, header: dict) -> bool:
+    """Whether `folder` holds a complete build (its header.json, written last) of the same KB."""
+    try:
+        found = json.loads((folder / "header.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return all(found.get(k) == header.get(k) for k in _BUILD_KEYS)
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    """Cache an array beside the KB: written whole under another name, then moved into place, so a
+    reader never loads half a file; a folder gone meanwhile (rebuilt by another process) only
+    loses the cache, the array in hand is still used."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.stem + ".tmp-", suffix=".npy", delete=False) as f:
+            np.save(f, array)
+        os.replace(f.name, path)
+    except FileNotFoundError:
+        return
+
+
 def ensure_groups(kb: KnowledgeBase, settings: KBSettings = KBSettings()) -> NodeGroups:
     """K-means node groups over the concept embeddings, cached beside the KB when it has a folder."""
     n_groups = max(1, round(len(kb.concepts) / settings.concepts_per_group))
@@ -325,7 +355,7 @@ def ensure_groups(kb: KnowledgeBase, settings: KBSettings = KBSettings()) -> Nod
     else:
         labels = kmeans_groups(kb.concept_vectors, n_groups, settings.seed, settings.kmeans_iterations)
         if path is not None:
-            np.save(path, labels)
+            save_array(path, labels)
     kb.groups = NodeGroups(labels, kb.concept_ptr, kb.concept_sents)
     return kb.groups
 
