@@ -29,12 +29,26 @@ def _set_niceness(value: int) -> bool:
     allowed (raising it back needs privileges a container may not have: there the replica is alone
     in its cgroup, so the lower priority changes nothing)."""
     tasks = Path("/proc/self/task")
+    done: set[int] = set()
     try:
-        for tid in ([int(t.name) for t in tasks.iterdir()] if tasks.is_dir() else [0]):
-            os.setpriority(os.PRIO_PROCESS, tid, value)
+        # again until a pass finds no new thread: one started meanwhile by a thread still at the old
+        # niceness has that niceness (a loader's pool threads, while the first pass runs)
+        for _ in range(_PASSES):
+            new = [tid for tid in ([int(t.name) for t in tasks.iterdir()] if tasks.is_dir() else [0]) if tid not in done]
+            if not new:
+                break
+            for tid in new:
+                try:
+                    os.setpriority(os.PRIO_PROCESS, tid, value)
+                except ProcessLookupError:  # the thread ended meanwhile
+                    pass
+                done.add(tid)
     except OSError:
         return False
     return True
+
+
+_PASSES = 5
 
 
 BACKGROUND = "--load-in-background"  # `make run`: serve at once, the pages load the models in the background
