@@ -382,8 +382,9 @@ class ReplyRound:
         stream = ReplyStream(sink=lambda piece: put(ReplyText(piece)), cancel=self.cancel, max_tokens=max_tokens,
                              progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)))
         outcome = _Outcome()
-        earlier_user = [t.text for t in dialogue.turns() if t.role == USER]
-        earlier_replies = [t.text for t in dialogue.turns() if t.role == ASSISTANT]
+        before = dialogue.turns()
+        earlier_user = [t.text for t in before if t.role == USER]
+        earlier_replies = [t.text for t in before if t.role == ASSISTANT]
         settings = service.reply_check
         first: list[str] = []  # the method's first text, when it was written again
 

@@ -22,6 +22,7 @@ APP = Path(__file__).resolve().parent.parent / "streamlit_app.py"
 
 
 LOADING_NICENESS = 10  # while loading: below the replicas that serve on the same host
+_PASSES = 5  # passes over the threads when setting the niceness (threads may start during one)
 
 
 def _set_niceness(value: int) -> bool:
@@ -46,9 +47,6 @@ def _set_niceness(value: int) -> bool:
     except OSError:
         return False
     return True
-
-
-_PASSES = 5
 
 
 BACKGROUND = "--load-in-background"  # `make run`: serve at once, the pages load the models in the background
