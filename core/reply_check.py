@@ -27,8 +27,11 @@
   after "I moved from Paris to Lyon") is said in the second person whole, however it words the fact,
   unless it gives the assistant's own view ("I think ...") or offer ("I can ...").
 
-A reply that is nothing but sentences said back, echoed or said again stays whole here
-(`CheckedReply.said_back_only`); the chat round then has the model write it once more
+A question back or a piece of advice that borrows the message's words ("How do you plan to study
+grey seals?", "Try the methods section first.") asks or offers something: it is no saying back and
+stays (`asks_or_advises`). A reply that is nothing but sentences said back, echoed or said again,
+or a bare greeting to a message that told something ("Hi!" to "Hi, I'm Hana and I teach
+chemistry."), stays whole here (`CheckedReply.nothing_new`); the chat round then has the model write it once more
 (core.conversation, with `needs_second_try`). Small models write these defects whatever their
 prompt says (docs/replies.md); a repaired reply is what the user reads and what the method's
 memory takes in, so a first-person restatement is not copied again from memory. The method's own text stays on the reply (`Reply.draft`), and the
@@ -55,6 +58,14 @@ _VIEWS = frozenset({"think", "believe", "guess", "suppose", "assume", "reckon", 
                     "know", "understand", "preference", "prefer", "opinion", "sorry", "afraid"})
 _MODALS = frozenset({"would", "could", "can", "will", "must", "might", "should", "may", "shall"})
 _SPEECH_COLON = re.compile(r"\b(?:said|say|says|told me|tell me|asked|wrote|mentioned)\b[^:.!?]{0,30}:", re.IGNORECASE)
+# a greeting and nothing else ("Hi!", "Hello there.", "Good morning!"): no name, nothing said
+_GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day)|welcome(?: back)?)"
+                       r"(?:,? (?:there|again|everyone|all))?$")
+# advice opens with a verb of doing or a softener ("Try ...", "Maybe ...", "You could ..."): it says what
+# to do next, not what was said, however many of the message's words it takes up
+_ADVICE_OPENERS = frozenset({"try", "consider", "maybe", "perhaps", "remember", "start", "avoid", "don't", "let's",
+                             "keep", "take", "give", "make", "ask", "think", "check", "use", "set"})
+_ADVICE_MODALS = frozenset({"could", "might", "should"})  # not "can": "You can swim." says back "I can swim."
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,9 @@ class CheckedReply:
     dropped: tuple[str, ...] = ()  # sentences taken out as echoes of the user's message or said back
     rewritten: tuple[tuple[str, str], ...] = ()  # (sentence as written, as said to the user)
     untold: tuple[str, ...] = ()  # sentences that answered with what the user never told (out, or the reply declines)
-    said_back_only: bool = False  # every sentence echoed, said back or said again: kept whole, nothing else said
+    # every sentence echoed, said back, said again or a bare greeting (to a message that told something):
+    # kept whole, and the chat round has it written once more
+    nothing_new: bool = False
 
     @property
     def declined(self) -> bool:
@@ -157,6 +170,29 @@ def earlier_sentences(earlier_replies: Sequence[str]) -> frozenset[tuple[str, ..
     return frozenset(k for k in keys if len(k) >= 2)
 
 
+def is_greeting(text: str) -> bool:
+    """Whether `text` is a greeting and nothing else ("Hi!", "Hello there.", not "Hi Marta!")."""
+    return bool(_GREETING.match(" ".join(words(text.replace("\u2019", "'").lower()))))
+
+
+def asks_or_advises(sentence: str) -> bool:
+    """Whether `sentence` asks the user something (a question back) or says what to do (advice):
+    it may take up the message's words without saying it back."""
+    if sentence.rstrip().rstrip("\"')\u201d").endswith("?"):
+        return True
+    tokens = words(sentence.replace("\u2019", "'").lower())
+    return bool(tokens) and (tokens[0] in _ADVICE_OPENERS
+                             or (len(tokens) > 1 and tokens[0] == "you" and tokens[1] in _ADVICE_MODALS))
+
+
+def greetings(sentences: Sequence[str], message: str) -> set[int]:
+    """Indices of the bare greetings among `sentences`, when `message` told something: a greeting
+    answers a greeting, and to anything else it says nothing."""
+    if all(is_greeting(s) for s in split_sentences(message)):
+        return set()
+    return {i for i, s in enumerate(sentences) if is_greeting(s)}
+
+
 def says_nothing_else(sentences: Sequence[str], drop: set[int]) -> bool:
     """Whether the sentences outside `drop` hold no word (a lone "." is nothing): then nothing is
     dropped, and the reply stays whole."""
@@ -227,8 +263,10 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     if settings.drop_echoes:
         drop = echo_sentences(sentences, message, settings.echo_chars, settings.echo_share)
     told = told_part(message)
+    said_back: set[int] = set()  # questions and advice among them are kept unless nothing else is said
     if settings.drop_said_back and told:
-        drop |= {i for i, s in enumerate(sentences) if restates(s, told)}
+        said_back = {i for i, s in enumerate(sentences) if restates(s, told)}
+        drop |= {i for i in said_back if not asks_or_advises(sentences[i])}
     if settings.drop_said_before and earlier_replies and asks_nothing(message):
         before = earlier_sentences(earlier_replies)
         drop |= {i for i, s in enumerate(sentences) if sentence_key(s) in before}
@@ -243,9 +281,10 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))
     drop -= untold
-    said_back_only = False
-    if says_nothing_else(sentences, drop | untold):
-        said_back_only = bool(drop) and not untold
+    nothing_new = False
+    greeted = greetings(sentences, message) if settings.second_try else set()
+    if says_nothing_else(sentences, drop | said_back | greeted | untold):
+        nothing_new = bool(drop | said_back | greeted) and not untold
         drop = set()  # nothing else said (a lone "." is nothing): keep the reply whole
     drop_all = drop | untold
     users = (*earlier_user, message)
@@ -266,12 +305,12 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         kept_end, gap = b, None
     pieces.append(text[spans[-1][1]:])  # what follows the last sentence, kept or not
     return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten),
-                        tuple(sentences[i] for i in sorted(untold)), said_back_only)
+                        tuple(sentences[i] for i in sorted(untold)), nothing_new)
 
 
 def needs_second_try(text: str, message: str, earlier_user: Sequence[str] = (),
                      settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> bool:
-    """Whether the reply says nothing but `message` back (echoed or restated) or what the assistant
-    said before: the check keeps such a reply whole (dropping it would leave nothing), so it is
-    written once more instead."""
-    return settings.second_try and check_reply(text, message, earlier_user, settings, earlier_replies).said_back_only
+    """Whether the reply says nothing but `message` back (echoed or restated), what the assistant
+    said before, or a bare greeting to a message that told something: the check keeps such a reply
+    whole (dropping it would leave nothing), so it is written once more instead."""
+    return settings.second_try and check_reply(text, message, earlier_user, settings, earlier_replies).nothing_new

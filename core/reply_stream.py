@@ -13,8 +13,9 @@ complete once the next one has begun); each complete sentence goes through the s
 80+ characters of the user's message, repeated), so a sentence that could be part of an echo
 (half of it or more is a stretch of the message) is held back until a sentence that cannot be
 one follows it or the reply ends; so is a sentence that says the message back (`told_part`,
-`restates`: dropped once something else is said), one said in an earlier reply (to a message that
-asks nothing) and one with no word (it says nothing else);
+`restates`: dropped once something else is said, unless it asks or advises), one said in an earlier
+reply (to a message that asks nothing), a bare greeting (to a message that told something) and one
+with no word (it says nothing else);
 other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
 reply is held until a sentence answers from what was told (then the held sentences that answer
 with what was never told are dropped, the rest go on) or the reply ends (then, if one answered
@@ -32,8 +33,8 @@ from difflib import SequenceMatcher
 
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
-from core.reply_check import (ReplyCheckSettings, asks_nothing, earlier_sentences, echo_sentences, in_second_person,
-                               says_nothing_else, sentence_key, told_part)
+from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
+                               in_second_person, is_greeting, says_nothing_else, sentence_key, told_part)
 from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
 from core.text import split_sentences, words
 
@@ -71,6 +72,8 @@ class CheckedStream:
         self._before = earlier_sentences(earlier_replies) if said_before else frozenset()
         self.users = (*earlier_user, message)
         self.settings = settings
+        # a bare greeting is held like a sentence said back: alone, the reply is written again
+        self._greets = settings.second_try and not all(is_greeting(x) for x in split_sentences(message))
         self.raw = ""  # every piece fed
         self.shown = ""
         self.dropped: list[str] = []  # sentences taken out as echoes
@@ -169,8 +172,8 @@ class CheckedStream:
 
     def _check(self, index: int, sentence: _Sentence) -> None:
         s = self.settings
-        if ((s.drop_echoes and could_echo(sentence.text, self.message, s)) or self._says_back(sentence.text)
-                or not words(sentence.text)):
+        if ((s.drop_echoes and could_echo(sentence.text, self.message, s)) or self._said_before(sentence.text)
+                or self._restates(sentence.text) or self._greeting(sentence.text) or not words(sentence.text)):
             self._held.append((index, sentence))
             return
         self._resolve(final=False)
@@ -183,21 +186,27 @@ class CheckedStream:
             return
         s = self.settings
         echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share) if s.drop_echoes else set()
-        echo |= {index for index, sentence in self._held if self._says_back(sentence.text)}
-        if final and says_nothing_else(self._sentences, echo | self._untold_at):
-            echo = set()  # nothing else said: the reply stays whole, as check_reply keeps it
+        echo |= {index for index, sentence in self._held if self._said_before(sentence.text)}
+        back = {index for index, sentence in self._held if self._restates(sentence.text)}
+        greeted = {index for index, sentence in self._held if self._greeting(sentence.text)}
+        if final and says_nothing_else(self._sentences, echo | back | greeted | self._untold_at):
+            echo, back = set(), set()  # nothing else said: the reply stays whole, as check_reply keeps it
         for index, sentence in self._held:
-            if index in echo:
+            if index in echo or (index in back and not asks_or_advises(sentence.text)):
                 self.dropped.append(sentence.text)
                 self._gap = sentence.gap if self._gap is None else self._gap
             else:
                 self._show(index, sentence)
         self._held = []
 
-    def _says_back(self, sentence: str) -> bool:
-        if self._before and sentence_key(sentence) in self._before:
-            return True
+    def _said_before(self, sentence: str) -> bool:
+        return bool(self._before) and sentence_key(sentence) in self._before
+
+    def _restates(self, sentence: str) -> bool:
         return self.settings.drop_said_back and bool(self.told) and restates(sentence, self.told)
+
+    def _greeting(self, sentence: str) -> bool:
+        return self._greets and is_greeting(sentence)
 
     def _show(self, index: int, sentence: _Sentence) -> None:
         plain = sentence.text.replace("\u2019", "'")

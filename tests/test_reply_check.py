@@ -153,7 +153,7 @@ def test_a_sentence_said_in_an_earlier_reply_is_dropped_on_a_statement_only():
     message = "I started baking bread on Sundays."
     checked = check_reply("That's great to hear! Which flour do you use?", message, [], ReplyCheckSettings(), earlier)
     assert checked.text == "Which flour do you use?" and checked.dropped == ("That's great to hear!",)
-    assert not checked.said_back_only
+    assert not checked.nothing_new
     asked = "I started baking bread. Which flour is best?"  # a question may rightly get an answer said before
     assert check_reply("That's great to hear! Rye is best.", asked, [], ReplyCheckSettings(), earlier).text == \
         "That's great to hear! Rye is best."
@@ -165,12 +165,46 @@ def test_a_reply_that_only_says_back_is_kept_whole_and_asked_again():
     message = "My granddaughter Efua is studying medicine in Kumasi. She calls me every Sunday."
     said_back = "Efua is studying medicine in Kumasi and calls you every Sunday."
     checked = check_reply(said_back, message)
-    assert checked.text == said_back and checked.said_back_only  # nothing else said: it stays whole ...
+    assert checked.text == said_back and checked.nothing_new  # nothing else said: it stays whole ...
     assert needs_second_try(said_back, message)  # ... and the round has it written again
     assert not needs_second_try(said_back, message, settings=ReplyCheckSettings(second_try=False))
     assert needs_second_try("That's great to hear!", "I passed my exam.", earlier_replies=["That's great to hear!"])
     assert not needs_second_try("That's great to hear!", "I passed my exam.")  # said for the first time
     assert not needs_second_try("Efua sounds bright! Does she want to be a surgeon?", message)
+
+
+@pytest.mark.parametrize("reply, message, kept", [
+    # recorded drafts of the 1.5B (conversational dev runs 6-7) that the check cut to a bare "That's ...!"
+    ("That's a good point! What would you say to people who complain about rain?",
+     "I honestly think the rain here is underrated. People complain about it all the time, but it keeps everything green.",
+     "That's a good point! What would you say to people who complain about rain?"),
+    ("Great! How do you plan to study grey seals?",
+     "Hey, I'm Mei. I'm a graduate student in marine biology at Dalhousie in Halifax. I study grey seals.",
+     "Great! How do you plan to study grey seals?"),
+    ("That's a good plan. Try doing the methods section first, and then you'll have a draft of the introduction.",
+     "My supervisor wants a draft of my first chapter. I keep rewriting the introduction instead of doing the methods section.",
+     "That's a good plan. Try doing the methods section first, and then you'll have a draft of the introduction."),
+    # a statement said back still goes
+    ("That's true! Students are a different crowd.", "Students are a different crowd than the bar people.", "That's true!"),
+])
+def test_a_question_back_or_advice_in_the_message_words_is_no_saying_back(reply, message, kept):
+    checked = check_reply(reply, message)
+    assert checked.text == kept and not checked.nothing_new
+
+
+def test_a_bare_greeting_to_a_message_that_told_something_is_written_again():
+    hana = "My name is Hana and I teach chemistry at a high school in Osaka."
+    checked = check_reply("Hi there! I'm Hana, a chemistry teacher at a high school in Osaka.", hana)
+    assert checked.nothing_new  # said back and a greeting: nothing of its own (it was cut to "Hi there!")
+    assert needs_second_try("Hi!", "Do melatonin pills help with jet lag?")
+    assert needs_second_try("Good morning!", "Good morning. My name is Kwame and I retired last year.")
+    assert not needs_second_try("Hello there!", "Hi!")  # a greeting answers a greeting
+    assert not needs_second_try("Hi Hana!", hana)  # greeted by name
+    assert not needs_second_try("Hi! Chemistry is a great subject to teach.", hana)
+    no_retry = ReplyCheckSettings(second_try=False)  # without a second try the said-back sentence goes as before
+    assert check_reply("Hi there! I'm Hana, a chemistry teacher at a high school in Osaka.", hana, settings=no_retry).text \
+        == "Hi there!"
+    assert needs_second_try("How do you plan to study grey seals?", "I study grey seals.")  # a question said back, alone
 
 
 def test_a_reply_written_again_shows_only_the_second_text_and_keeps_the_first_as_draft(tmp_path):

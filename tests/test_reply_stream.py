@@ -50,7 +50,7 @@ def test_the_reply_shown_as_it_streams_is_the_reply_stored(tmp_path):
     [stored] = [e for e in events if isinstance(e, ReplyStored)]
     # "I work as a nurse." says the message back and goes (issue 52); "I'm Nadia." (one content word) is said to her
     assert "".join(pieces) == stored.reply.text == "Hi! You're Nadia."
-    assert pieces == ["Hi!", " You're Nadia."]  # sentence by sentence, as it comes
+    assert pieces == ["Hi! You're Nadia."]  # a bare greeting waits for a sentence that says something (issue 52)
     assert stored.reply.draft == NADIA and "reply_check" in stored.reply.timings  # the method's own text kept
     assert store.turns(stored.conversation_id, owner=ME)[1].turn.text == "".join(pieces)
 
@@ -101,6 +101,9 @@ def test_a_reply_stopped_mid_stream_keeps_checked_text_only(tmp_path):
      "My starter bubbles nicely in the morning. By the evening it smells a bit like nail polish remover.", []),
     ("It costs 3.50 euros. Dr. Silva said so! Really?\n- one\n- two", "What does it cost?", []),
     ("I'm sorry to hear that. Have you tried a crate?", "He chews everything, yesterday he destroyed my shoes.", []),
+    ("That's true! How do you plan to study grey seals?", "I study grey seals.", []),  # a question back stays
+    ("Hi! I'm Hana, a chemistry teacher.", "My name is Hana and I'm a chemistry teacher.", []),  # written again
+    ("Hi there! What do you teach?", "My name is Hana.", []),  # the greeting waits, then goes out
 ])
 def test_the_streamed_check_makes_what_check_reply_makes_of_the_whole_reply(text, message, earlier):
     expected = check_reply(text, message, earlier).text
@@ -139,7 +142,8 @@ def test_any_text_in_any_pieces_is_checked_as_a_whole(reply, message, cuts):
 
 SENTENCES = ["My starter bubbles nicely in the morning.", "By the evening it smells a bit like nail polish remover.",
              "I keep it on the counter next to the window.", "Is that normal?", "Yes, that is normal.",
-             "Feed it more often.", "I work as a baker in Lyon."]
+             "Feed it more often.", "I work as a baker in Lyon.", "Hi!", "Does your starter smell in the evening?",
+             "Keep it on the counter next to the window."]
 
 
 @settings(max_examples=80, deadline=None)
