@@ -145,11 +145,13 @@ def test_bench_replies_counts_restatement_recital_unsupported_and_declines_for_r
     r = summary["results"]["base"]
     assert (r["statements"], r["restatement"], r["recital"], r["said_back"], r["said_back_rate"]) == (3, 1, 0, 1, 0.333)
     assert (r["unsupported"], r["never_told"], r["declined"], r["declined_rate"], r["declined_told"]) == (2, 2, 1, 0.5, 0)
+    assert (r["bare"], r["bare_rate"], r["draft_bare"]) == (1, 0.333, 1)  # "You run a bakery.": two content words
     assert (r["draft_restatement"], r["draft_recital_on_statements"], r["draft_said_back"], r["draft_said_back_rate"]) == (
         1, 1, 2, 0.667)
     assert (r["draft_unsupported"], r["draft_declined"], r["draft_declined_rate"]) == (1, 2, 1.0)
     items = bench.read_items(tmp_path / "out" / "items.jsonl")
     assert [i["restatement"] for i in items] == [True, False, False, False, False, False]
+    assert [i["bare"] for i in items] == [False, False, True, False, False, False]
     assert [i["draft_recital"] for i in items] == [False, True, False, False, False, False]
     assert items[2]["unsupported"] == ["You run a bakery"] and items[3]["correct"]
     assert [i.get("declined") for i in items] == [None, None, None, False, False, True]

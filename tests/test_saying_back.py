@@ -60,6 +60,17 @@ def test_recital_needs_80_percent_and_four_shared_words():
     assert not recites("alpha bravo kilo lima", ["alpha bravo", "kilo lima"])
 
 
+def test_a_bare_acknowledgement_asks_nothing_and_has_two_content_words_at_most():
+    from core.metrics.saying_back import bare
+
+    assert bare("That's great!") and bare("That's a good point.") and bare("I see.") and bare("You're right!")
+    assert bare("That's a challenging translation!")  # two: challenging, translation
+    assert not bare("That's a challenging translation, and a long one!")  # three
+    assert not bare("Great! How do you study them?")  # a question back
+    assert not bare("Congratulations on the new job!")  # three: congratulations, new, job
+    assert bare("You said so.")  # a speech verb is framing, not content
+
+
 def test_the_checks_a_live_reply_trips_by_name():
     from core.metrics.conversing import tripped_checks
 
@@ -72,3 +83,5 @@ def test_the_checks_a_live_reply_trips_by_name():
     assert "recital" in tripped_checks(again, "I also paint on Sundays.", [told], [again])
     assert "repeat" in tripped_checks(again, "I also paint on Sundays.", [told], [again])
     assert "meta" in tripped_checks("This response is short.", told)
+    assert tripped_checks("That's great!", told) == ("bare",)
+    assert tripped_checks("That's great!", "Where do I work?") == ()  # bare is counted on statements only

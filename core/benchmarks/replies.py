@@ -19,7 +19,8 @@ Reported per method: accuracy over the questions, the count of each defect, the 
 the bar defects of the methods' own texts (`draft_defective`), the off-turn replies (`off_turn`, and
 their rate among replies that have a previous message), median sentences and tokens, replies over
 three sentences, median reply time; the statement turns said back (`said_back`: restatement or
-recital, and `said_back_rate`), `recital` over all replies, `unsupported`, the never-told questions
+recital, and `said_back_rate`), `recital` over all replies, the statement turns answered with a bare
+acknowledgement (`bare`, `bare_rate`: "That's great!"), `unsupported`, the never-told questions
 declined (`declined`, `declined_rate`) and the told questions declined (`declined_told`), each
 also for the method's own texts (`draft_...`); the summary's `examples` holds up to three replies
 per method and defect.

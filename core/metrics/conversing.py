@@ -1,7 +1,8 @@
 """The issue-52 checks of one reply together, and their counts over a method's replies.
 
 Each reply is judged as a turn of its conversation (`TurnCase`): restatement (a statement said
-back), recital (an earlier reply said again), unsupported attribution (a claim about the user
+back), bare (an acknowledgement of a statement that adds nothing), recital (an earlier reply
+said again), unsupported attribution (a claim about the user
 nothing the user said supports), and on a question about a fact never told, whether it declines;
 on a question about a told fact, whether it declines all the same (`declined_told`). `bench
 replies` scores both the reply shown and the method's own text (`draft`), so a rewrite by the
@@ -15,10 +16,10 @@ from typing import Sequence
 
 from core.metrics.abstention import declines
 from core.metrics.reply_defects import DEFECTS, ReplyCase, flagged, is_statement, score_reply
-from core.metrics.saying_back import recites, restates
+from core.metrics.saying_back import bare, recites, restates
 from core.metrics.unsupported import unsupported_claims
 
-CHECKS = ("restatement", "recital", "unsupported", "invented")  # the defects with examples in a summary
+CHECKS = ("restatement", "recital", "bare", "unsupported", "invented")  # the defects with examples in a summary
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,12 @@ class TurnFlags:
     statement: bool
     restatement: bool
     recital: bool
+    bare: bool
     unsupported: tuple[str, ...]
     declined: bool | None  # on a never-told or told question; None elsewhere
 
     def as_item(self, prefix: str = "") -> dict:
-        return {f"{prefix}restatement": self.restatement, f"{prefix}recital": self.recital,
+        return {f"{prefix}restatement": self.restatement, f"{prefix}recital": self.recital, f"{prefix}bare": self.bare,
                 f"{prefix}unsupported": list(self.unsupported),
                 **({f"{prefix}declined": self.declined} if self.declined is not None else {})}
 
@@ -52,6 +54,7 @@ def turn_flags(case: TurnCase) -> TurnFlags:
         statement=statement,
         restatement=statement and restates(case.reply, case.user),
         recital=recites(case.reply, case.earlier_replies),
+        bare=statement and bare(case.reply),
         unsupported=unsupported_claims(case.reply, (*case.earlier_user, case.user)),
         declined=declines(case.reply) if asked else None,
     )
@@ -78,6 +81,8 @@ def summarise_turns(flags: Sequence[TurnFlags], never_told: Sequence[bool], pref
         f"{prefix}said_back": said_back,
         f"{prefix}said_back_rate": _rate(said_back, len(statements)),
         f"{prefix}unsupported": sum(bool(f.unsupported) for f in flags),
+        f"{prefix}bare": sum(f.bare for f in statements),
+        f"{prefix}bare_rate": _rate(sum(f.bare for f in statements), len(statements)),
     })
     if not prefix:
         out["never_told"] = len(asked_never)
@@ -89,9 +94,10 @@ def summarise_turns(flags: Sequence[TurnFlags], never_told: Sequence[bool], pref
 def tripped_checks(reply: str, user: str, earlier_user: Sequence[str] = (), earlier_replies: Sequence[str] = ()) -> tuple[str, ...]:
     """The checks of `bench replies` one live reply trips, by name, as a reader of the Compare page
     sees them (issue 52): the bar's defects (core.metrics.reply_defects: voice, attribution, leak,
-    meta, refusal, echo, repeat) and the conversing ones (restatement, recital, unsupported). No
+    meta, refusal, echo, repeat) and the conversing ones (restatement, recital, bare, unsupported). No
     expected answer and no never-told mark: a live message has neither."""
     score = score_reply(ReplyCase(reply, user, tuple(earlier_user), (), earlier_replies[-1] if earlier_replies else ""))
     flags = turn_flags(TurnCase(reply, user, tuple(earlier_user), tuple(earlier_replies)))
-    conversing = {"restatement": flags.restatement, "recital": flags.recital, "unsupported": bool(flags.unsupported)}
+    conversing = {"restatement": flags.restatement, "recital": flags.recital, "bare": flags.bare,
+                  "unsupported": bool(flags.unsupported)}
     return (*(d for d in DEFECTS if flagged(score, d)), *(name for name, hit in conversing.items() if hit))

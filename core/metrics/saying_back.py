@@ -8,6 +8,9 @@
   verbs of reporting ("said", "told", "mentioned") are framing, not content, and are left out of
   the reply's words. A reply that shares fewer than 2 content words with the message ("Bergen!")
   says too little to say it back.
+- bare: a reply to a statement that asks nothing and has at most two content words ("That's
+  great!"): an acknowledgement that adds nothing (the issue asks for a remark, a tip or a question
+  back). Not part of the bar; counted beside it, as a check that cuts a reply down can leave one.
 - recital: a reply that says again an earlier reply of the same dialogue (not only the one just
   before, as reply_defects' `repeat`): memory recited whatever the user said. The same text, or
   >= 80% of the reply's distinct content words found in one earlier reply with at least 4 of them.
@@ -62,6 +65,17 @@ def restates(reply: str, message: str) -> bool:
     """The reply mostly re-says `message` (whether `message` is a statement is the caller's test)."""
     o = overlap(reply, message)
     return o.shared >= RESTATE_MIN_SHARED and o.share >= RESTATE_SHARE and o.own <= RESTATE_OWN
+
+
+BARE_WORDS = 2  # a reply with no question and at most this many content words says nothing of its own
+_POINTERS = frozenset({"that's", "it's", "this's", "there's", "here's", "what's"})  # "That's great!": one word, great
+
+
+def bare(reply: str) -> bool:
+    """The reply is a bare acknowledgement ("That's great!", "That's a good point.", "I see."): it
+    asks nothing and has at most two distinct content words, so to a statement it adds no remark,
+    tip or question of its own (issue 52's goal for a statement turn)."""
+    return "?" not in reply and len(content_stems(reply, SPEECH_VERBS | _POINTERS)) <= BARE_WORDS
 
 
 RECITE_SHARE = 0.8  # >= 80% of the reply's content words were in one earlier reply ...
