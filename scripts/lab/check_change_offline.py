@@ -2,9 +2,9 @@
 live run. Each reply's method text (its `draft`, else the reply itself) of `bench replies`
 items.jsonl files goes through the check of git revision `--before` and through the working
 tree's, against the same dialogue (the user's earlier messages, the assistant's earlier replies as
-recorded). Counts per file: replies the two checks make differently, replies left as a bare
-acknowledgement or greeting (four words or fewer, to a message that is no told-fact question),
-replies each would have written again, and, on statements, the replies the benchmark counts as
+recorded). Counts per file: replies the two checks make differently, statement turns left with a
+bare acknowledgement or greeting (core.metrics.saying_back.bare: no question, two content words at
+most), replies each would have written again, and, on statements, the replies the benchmark counts as
 said back (core.metrics.saying_back.restates on the whole reply) among those shown.
 
 Offline, so the history effect is missing: in a live run the checked reply is what the next prompt
@@ -27,9 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from core import reply_check as after_check
-from core.metrics.saying_back import restates
+from core.metrics.saying_back import bare, restates
 from core.reply_check import asks_nothing, told_part
-from core.text import words
 
 
 def check_of(revision: str):
@@ -47,10 +46,6 @@ def check_of(revision: str):
 
 def written_again(checked) -> bool:
     return bool(getattr(checked, "nothing_new", getattr(checked, "said_back_only", False)))
-
-
-def bare(text: str) -> bool:
-    return len(words(text)) <= 4
 
 
 def main() -> None:
@@ -73,14 +68,13 @@ def main() -> None:
                                            earlier_replies[key])
             new = after_check.check_reply(text, message, earlier_user[key], after_check.ReplyCheckSettings(),
                                           earlier_replies[key])
-            question = "expected" in r or r.get("never_told")
             n["replies"] += 1
             n["statements"] += asks_nothing(message)
             for name, checked in (("before", old), ("after", new)):
                 again = written_again(checked)
                 n[f"{name}_written_again"] += again
-                n[f"{name}_bare"] += not again and not question and bare(checked.text)
                 if asks_nothing(message) and not again:
+                    n[f"{name}_bare_on_statements"] += bare(checked.text)
                     n[f"{name}_said_back_on_statements"] += restates(checked.text, told_part(message))
             if (old.text, written_again(old)) != (new.text, written_again(new)):
                 n["different"] += 1

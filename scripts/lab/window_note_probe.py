@@ -7,14 +7,16 @@ dialogue that fits the window a memory question is answered from the window alon
 dev dialogues `dsmart` answered two changed values with the old one ("planned for Tuesday, but
 the clinic moved it to Thursday" -> "Tuesday"). This replays the recorded dialogues (the users'
 turns and the method's recorded replies as the history) and asks each told-fact question with
-the shared layout twice, at the chat temperature, `--samples` times each:
+the shared layout twice, at the chat temperature, `--samples` times each (split below by whether
+the answer is in a user turn the window shows; outside it, a method shows it as a note anyway):
 
 - window: system, window, question (what every method sends when the window holds the facts);
 - note: the same plus a note of the `--top` user sentences most similar to the question (the
   default embedder, over every earlier user turn, window included), before the question.
 
     PYTHONPATH=. .venv/bin/python scripts/lab/window_note_probe.py \
-        --script benchmarks/memory_long_dev.jsonl --records results/replies/chat/long-dev-second-try/dsmart.jsonl
+        --script benchmarks/memory_long_dev.jsonl --records results/replies/chat/long-dev-second-try/dsmart.jsonl \
+        --out results/replies/window-note-probe/long-dev.jsonl
 
 Measured 2026-11-29 (2-core CPU, quiet): docs/replies.md, "Notes the window holds".
 """
@@ -32,7 +34,7 @@ from core.chat import read_script
 from core.config import GenerationSettings, LLMSettings
 from core.dialogue import Turn
 from core.llm.prompts import render_prompt
-from core.methods.layout import layout_prompt, memory_message
+from core.methods.layout import conversation_window, layout_prompt, memory_message
 from core.methods.render import chat_system
 from core.text import split_sentences
 from core.toolkit import make_toolkit
@@ -58,6 +60,30 @@ def top_sentences(embedder, query: str, users: list[str], top: int) -> list[str]
     return [sentences[i] for i in sorted(order)]  # in the order they were said: a change reads last
 
 
+def in_window(script: str, replies: dict, gen: GenerationSettings) -> dict[tuple[int, int], bool]:
+    """For each told-fact question, whether an expected answer is in a user turn the window shows."""
+    out = {}
+    for d, steps in enumerate(dialogues(script)):
+        turns: list[Turn] = []
+        for t, step in enumerate(steps):
+            if step.expect:
+                shown = " ".join(x.text for x in conversation_window(turns, gen.max_history_chars) if x.role == "user")
+                out[(d, t)] = any(e.lower() in shown.lower() for e in step.expect)
+            turns += [Turn("user", step.user), Turn("assistant", replies.get((d, t), ""))]
+    return out
+
+
+def summarise(rows: list[dict], window: dict[tuple[int, int], bool]) -> None:
+    for held in (True, False):
+        questions = {k for k, v in window.items() if v == held}
+        for layout in ("window", "note"):
+            mine = [r for r in rows if r["layout"] == layout and (r["dialogue"], r["turn"]) in questions]
+            if mine:
+                print(f"answer {'in' if held else 'outside'} the window ({len(questions)} questions), {layout}: "
+                      f"right {sum(r['right'] for r in mine)} of {len(mine)}, "
+                      f"median {statistics.median(r['seconds'] for r in mine):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--script", required=True)
@@ -66,10 +92,14 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--header", choices=["memory_note", "dsmart_answer"], default="dsmart_answer")
     parser.add_argument("--out", default="")
+    parser.add_argument("--rows", default="", help="summarise the rows of an earlier run (its --out) instead")
     args = parser.parse_args()
     replies = {(r["dialogue"], r["turn"]): r["reply"] for r in map(json.loads, open(args.records, encoding="utf-8"))}
-    tools = make_toolkit(LLMSettings())
     gen = GenerationSettings()
+    if args.rows:
+        summarise([json.loads(line) for line in open(args.rows, encoding="utf-8")], in_window(args.script, replies, gen))
+        return
+    tools = make_toolkit(LLMSettings())
     system = chat_system(gen.reply_sentences)
     rows = []
     for d, steps in enumerate(dialogues(args.script)):
@@ -90,10 +120,7 @@ def main() -> None:
                                      **({"note": note.content.splitlines()[1:]} if memory else {})})
                         print(f"[{d}/{t} {layout} {k}] {'RIGHT' if right else 'wrong'} {step.user!r} -> {text!r}", flush=True)
             turns += [Turn("user", step.user), Turn("assistant", replies.get((d, t), ""))]
-    for layout in ("window", "note"):
-        mine = [r for r in rows if r["layout"] == layout]
-        print(f"{layout}: right {sum(r['right'] for r in mine)} of {len(mine)}, "
-              f"median {statistics.median(r['seconds'] for r in mine):.2f} s")
+    summarise(rows, in_window(args.script, replies, gen))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             for r in rows:
