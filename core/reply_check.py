@@ -55,7 +55,7 @@ _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
 _QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d')
 # "I think ...", "I guess ...": the assistant's own view, not the user's fact in the first person
 _VIEWS = frozenset({"think", "believe", "guess", "suppose", "assume", "reckon", "hope", "feel", "remember", "recall",
-                    "know", "understand", "preference", "prefer", "opinion", "sorry", "afraid"})
+                    "know", "understand", "preference", "prefer", "opinion", "sorry", "afraid", "sure"})
 _MODALS = frozenset({"would", "could", "can", "will", "must", "might", "should", "may", "shall"})
 _SPEECH_COLON = re.compile(r"\b(?:said|say|says|told me|tell me|asked|wrote|mentioned)\b[^:.!?]{0,30}:", re.IGNORECASE)
 # a greeting and nothing else ("Hi!", "Hello there.", "Good morning!"): no name, nothing said
@@ -224,6 +224,14 @@ def answers_as_user(sentence: str) -> bool:
             and not (len(tokens) > 1 and tokens[1] in _MODALS))
 
 
+def gives_view(clause: str) -> bool:
+    """Whether a first-person clause opens with the assistant's own view ("I'm sure Tomek is a great
+    role model", "I really think ..."): its subject is the assistant, not the user said back."""
+    tokens = words(clause.replace("\u2019", "'").lower())
+    return (len(tokens) > 1 and tokens[0] in FIRST_PERSON
+            and (tokens[1] in _VIEWS or (len(tokens) > 2 and tokens[1] in {"really", "do", "am", "'m"} and tokens[2] in _VIEWS)))
+
+
 def in_second_person(sentence: str, user_messages: Sequence[str], told_answer: bool = False) -> str:
     """`sentence` with its restatements of the user's first-person facts in the second person;
     unchanged when it restates none. Quoted words stay as they were said. A `told_answer` (a fact
@@ -233,7 +241,7 @@ def in_second_person(sentence: str, user_messages: Sequence[str], told_answer: b
     sentence = sentence.replace("\u2019", "'")
     if told_answer and answers_as_user(sentence):
         return second_person(sentence)
-    restated = voice_clauses(sentence, user_messages)
+    restated = [c for c in voice_clauses(sentence, user_messages) if not gives_view(c)]
     if not restated:
         return sentence
     quoted = quoted_spans(sentence)

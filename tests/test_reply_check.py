@@ -192,6 +192,16 @@ def test_a_question_back_or_advice_in_the_message_words_is_no_saying_back(reply,
     assert checked.text == kept and not checked.nothing_new
 
 
+def test_the_assistants_own_view_stays_in_the_first_person():
+    tomek = "My friend Tomek is a dentist and he's the one who talked me into running."
+    # run 8's base: "I'm sure Tomek ..." was said to the user as "You're sure Tomek ..."
+    assert check_reply("That's really interesting. I'm sure Tomek is a great role model for young people.", tomek).text \
+        == "That's really interesting. I'm sure Tomek is a great role model for young people."
+    assert check_reply("I think Tomek runs a lot.", tomek).text == "I think Tomek runs a lot."
+    assert check_reply("Nice! I live in Porto with my dog Rex.", "I like cooking.",
+                       ["Hi, I'm Marta. I live in Porto with my dog Rex."]).text == "Nice! You live in Porto with your dog Rex."  # the user's fact in the first person is still said to the user
+
+
 def test_a_bare_greeting_to_a_message_that_told_something_is_written_again():
     hana = "My name is Hana and I teach chemistry at a high school in Osaka."
     checked = check_reply("Hi there! I'm Hana, a chemistry teacher at a high school in Osaka.", hana)
