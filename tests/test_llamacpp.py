@@ -71,6 +71,28 @@ def test_chat_and_batch(small):
     assert len(batch) == 2 and all(c.text for c in batch)
 
 
+def test_a_window_cut_at_its_start_is_shifted_in_the_cache_not_computed_again():
+    """n_cache_reuse (LlamaCppOptions.cache_reuse): the second prompt drops the first's opening
+    paragraph; the rest, the same tokens further forward, is reused from the slot's cache. One slot:
+    with two, a prompt that shares only its start with every slot goes to the least recently used."""
+    from core.llm import cost
+
+    small = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=1, threads=2))
+
+    paragraphs = [f"Paragraph {i}: " + " ".join(f"{w}{i}" for w in ("river", "stone", "lamp", "cloud") * 12) for i in range(4)]
+    first = [Message("system", "You are terse."), *(Message("user" if i % 2 == 0 else "assistant", p)
+                                                      for i, p in enumerate(paragraphs))]
+    cut = [first[0], *first[2:], Message("user", "Say OK.")]
+    try:
+        small.chat(first, temperature=0.0, max_tokens=1)
+        with cost.measure() as meter:
+            small.chat(cut, temperature=0.0, max_tokens=1)
+    finally:
+        small.close()
+    work = cost.totals(meter.as_dict())
+    assert work["cached_tokens"] > 2 * work["processed_tokens"]  # most of the cut prompt came from the cache
+
+
 def test_a_cpu_server_leaves_the_cores_to_itself(small):
     """torch's OpenMP pool (another libgomp) halves the server's decode speed once it exists."""
     import torch
