@@ -27,6 +27,7 @@ import json
 import statistics
 import time
 
+from core.benchmarks.replies import split_dialogues
 from core.chat import read_script
 from core.config import GenerationSettings
 from core.dialogue import Turn
@@ -38,13 +39,7 @@ from core.methods.render import chat_system
 
 
 def dialogues(script: str) -> list[list]:
-    out: list[list] = []
-    for step in read_script(script):
-        if step.new_dialogue or not out:
-            out.append([])
-        if not step.new_dialogue:
-            out[-1].append(step)
-    return [d for d in out if d]
+    return split_dialogues(read_script(script))
 
 
 def replay(reuse: int, steps_of: list[list], replies: dict, gen: GenerationSettings) -> list[dict]:

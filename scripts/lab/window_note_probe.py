@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from core.benchmarks.replies import split_dialogues
 from core.chat import read_script
 from core.config import GenerationSettings, LLMSettings
 from core.dialogue import Turn
@@ -41,13 +42,7 @@ from core.toolkit import make_toolkit
 
 
 def dialogues(script: str) -> list[list]:
-    out: list[list] = []
-    for step in read_script(script):
-        if step.new_dialogue or not out:
-            out.append([])
-        if not step.new_dialogue:
-            out[-1].append(step)
-    return [d for d in out if d]
+    return split_dialogues(read_script(script))
 
 
 def top_sentences(embedder, query: str, users: list[str], top: int) -> list[str]:
