@@ -185,10 +185,15 @@ def asks_or_advises(sentence: str) -> bool:
                              or (len(tokens) > 1 and tokens[0] == "you" and tokens[1] in _ADVICE_MODALS))
 
 
+def greets_only(message: str) -> bool:
+    """Whether `message` is nothing but a greeting: then a greeting answers it."""
+    return all(is_greeting(s) for s in split_sentences(message))
+
+
 def greetings(sentences: Sequence[str], message: str) -> set[int]:
     """Indices of the bare greetings among `sentences`, when `message` told something: a greeting
     answers a greeting, and to anything else it says nothing."""
-    if all(is_greeting(s) for s in split_sentences(message)):
+    if greets_only(message):
         return set()
     return {i for i, s in enumerate(sentences) if is_greeting(s)}
 

@@ -34,7 +34,8 @@ from difflib import SequenceMatcher
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
 from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
-                               in_second_person, is_greeting, says_nothing_else, sentence_key, told_part)
+                               greets_only, in_second_person, is_greeting, says_nothing_else, sentence_key,
+                               told_part)
 from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
 from core.text import split_sentences, words
 
@@ -73,7 +74,7 @@ class CheckedStream:
         self.users = (*earlier_user, message)
         self.settings = settings
         # a bare greeting is held like a sentence said back: alone, the reply is written again
-        self._greets = settings.second_try and not all(is_greeting(x) for x in split_sentences(message))
+        self._greets = settings.second_try and not greets_only(message)
         self.raw = ""  # every piece fed
         self.shown = ""
         self.dropped: list[str] = []  # sentences taken out as echoes

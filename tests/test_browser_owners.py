@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from core.methods import method_class
 from core.methods.dsmart.vocab import DSM, entity
 from core.methods.dsmart.vocab import USER as USER_NODE
 from tests.app_process import AppProcess
-from tests.llm_stub import LLMStub, last_user_text
+from tests.llm_stub import LLMStub, statement_or_echo
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,11 +27,7 @@ DSM_OPTION = f"dsm — {method_class('dsm').label}"
 
 
 def stub_reply(body: dict) -> str:
-    """The chat reply echoes; D-SMART's distillation prompt gets the question back as the
-    statement, so the spaCy extractor builds a graph of the user's words."""
-    text = body["messages"][-1]["content"]  # the prompt: the distillation's is its last message
-    found = re.search(r'### Now process:\s*Question: "(.*?)"\s*Answer:', text, re.S)
-    return found.group(1) if found else f"You said: {last_user_text(body)[-120:]}"  # a second try ends in a note
+    return statement_or_echo(body, keep=120)
 
 
 PLANTED = "sk-PLANTED-browser-5e1f0a9d77c3"

@@ -21,7 +21,7 @@ from core.conversation import unpack_memory
 from core.methods import method_class
 from core.store import Store
 from tests.app_process import AppProcess
-from tests.llm_stub import LLMStub, last_user_text
+from tests.llm_stub import LLMStub, statement_or_echo
 from tests.page_fixtures import tiny_nli_folder  # noqa: F401 (fixture)
 from tests.st_client import StreamlitClient
 from ui import conversations
@@ -50,11 +50,7 @@ def is_memory_prompt(body: dict) -> bool:
 
 
 def statement_reply(body: dict) -> str:
-    import re
-
-    text = body["messages"][-1]["content"]  # the prompt: the distillation's is its last message
-    found = re.search(r'### Now process:\s*Question: "(.*?)"\s*Answer:', text, re.S)
-    return found.group(1) if found else f"You said: {last_user_text(body)[-100:]}"  # a second try ends in a note
+    return statement_or_echo(body, keep=100)
 
 
 def send_and_kill_when_hanging(app: AppProcess, stub: LLMStub, client: StreamlitClient, text: str) -> None:

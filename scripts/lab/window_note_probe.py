@@ -49,8 +49,7 @@ def top_sentences(embedder, query: str, users: list[str], top: int) -> list[str]
     sentences = [s for text in users for s in split_sentences(text)]
     if not sentences:
         return []
-    vectors = np.asarray(embedder.encode([query, *sentences]))
-    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = embedder.encode([query, *sentences])  # rows of unit length (core.resources.Embedder)
     order = np.argsort(-(vectors[1:] @ vectors[0]))[:top]
     return [sentences[i] for i in sorted(order)]  # in the order they were said: a change reads last
 
