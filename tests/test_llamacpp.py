@@ -93,6 +93,31 @@ def test_a_window_cut_at_its_start_is_shifted_in_the_cache_not_computed_again():
     assert work["cached_tokens"] > 2 * work["processed_tokens"]  # most of the cut prompt came from the cache
 
 
+@pytest.mark.parametrize("choose", [True, False])
+def test_with_two_slots_a_cut_window_stays_in_the_slot_that_holds_it(choose):
+    """The slot choice (LlamaCppOptions.choose_slots, core/llm/slot_choice.py): a prompt that lost its
+    window's start shares only the system message with its slot as a prefix; the server alone sends
+    it to the least recently used slot and computes it all again."""
+    from core.llm import cost
+
+    llm = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=2, threads=2, choose_slots=choose))
+    paragraphs = [f"Paragraph {i}: " + " ".join(f"{w}{i}" for w in ("river", "stone", "lamp", "cloud") * 12) for i in range(4)]
+    first = [Message("system", "You are terse."), *(Message("user" if i % 2 == 0 else "assistant", p)
+                                                      for i, p in enumerate(paragraphs))]
+    try:
+        llm.chat([Message("user", "Warm up: say OK.")], temperature=0.0, max_tokens=1)
+        llm.chat(first, temperature=0.0, max_tokens=1)
+        with cost.measure() as meter:
+            llm.chat([first[0], *first[3:], Message("user", "Say OK.")], temperature=0.0, max_tokens=1)
+    finally:
+        llm.close()
+    work = cost.totals(meter.as_dict())
+    if choose:
+        assert work["cached_tokens"] > 2 * work["processed_tokens"]
+    else:
+        assert work["processed_tokens"] > 2 * work["cached_tokens"]  # what the slot choice is for
+
+
 def test_a_cpu_server_leaves_the_cores_to_itself(small):
     """torch's OpenMP pool (another libgomp) halves the server's decode speed once it exists."""
     import torch

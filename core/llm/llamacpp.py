@@ -38,6 +38,7 @@ from typing import Iterator, Sequence
 from core.llm import cancel as stopping, cost
 from core.llm.base import LLM, Completion, LLMError, Message, TokenLogprob
 from core.llm.gguf_models import resolve_gguf
+from core.llm.slot_choice import SlotChooser
 from core.llm.trie_scoring import candidate_tokens, score_by_trie
 
 HARD_MAX_TOKENS = 4096  # no request generates more, whatever a caller asks: a model that never stops is bounded
@@ -83,6 +84,9 @@ class LlamaCppOptions:
     # them in the cache instead of computed again; 0 = off. On the long dev dialogues the cut turns
     # computed at most 127 tokens instead of 840 (scripts/lab/cache_reuse.py, docs/speed.md)
     cache_reuse: int = 64
+    # pin each chat request to the slot holding most of its prompt (core/llm/slot_choice.py), so a
+    # conversation whose window was cut at its start stays in its slot; False: the server's choice
+    choose_slots: bool = True
 
 
 def leave_cores_to_llamacpp() -> None:
@@ -192,6 +196,7 @@ class LlamaCppLLM(LLM):
         self._closing = threading.Event()  # set by close(): streams stop at their next token, new requests fail
         _LIVE.add(self)
         self._pool = ThreadPoolExecutor(max_workers=max(1, options.slots), thread_name_prefix="llamacpp")
+        self._slots = SlotChooser(options.slots) if options.choose_slots and options.slots > 1 else None
 
     # -- helpers -------------------------------------------------------------------------------
     def _http(self, path: str, body: dict) -> dict:
@@ -228,12 +233,15 @@ class LlamaCppLLM(LLM):
             if self._closing.is_set():
                 raise LLMError("the embedded llama.cpp server is shut down")
             self._active += 1
+        slot = self._pin_slot(request)
         t0 = time.perf_counter()
         try:
             out = handler(request, callback) if callback else handler(request)
         except ValueError as err:  # xllamacpp rejects malformed requests this way
             raise LLMError(f"llama.cpp rejected the request: {err}") from err
         finally:
+            if slot is not None:
+                self._slots.release(slot)
             with self._active_lock:
                 self._active -= 1
         if isinstance(out, dict):
@@ -242,6 +250,19 @@ class LlamaCppLLM(LLM):
             error = out["error"]
             raise LLMError(f"llama.cpp: {error.get('message', error) if isinstance(error, dict) else error}")
         return out
+
+    def _pin_slot(self, request: dict) -> int | None:
+        """Give a chat request the slot holding most of its prompt (`id_slot`); note a request its
+        caller pinned. None: the server chooses (one slot, or choose_slots off)."""
+        if self._slots is None:
+            return None
+        if "id_slot" in request:
+            self._slots.hold(request["id_slot"])
+            return request["id_slot"]
+        if "messages" not in request:
+            return None
+        request["id_slot"] = self._slots.acquire([(m["role"], m["content"]) for m in request["messages"]])
+        return request["id_slot"]
 
     # -- context window ------------------------------------------------------------------------
     def fit_messages(self, messages: list[Message], max_tokens: int) -> tuple[list[Message], int]:

@@ -10,6 +10,11 @@ template tokens), one that lost it computes everything again.
 
     .venv/bin/python scripts/lab/slots_users.py --users 1,2,3 --turns 6 --similarity -1 --out results/cache-layout/slots-users.json
     .venv/bin/python scripts/lab/slots_users.py --users 2,3 --turns 6 --similarity 0.8 --out results/cache-layout/slots-users-similarity-0.8.json
+    .venv/bin/python scripts/lab/slots_users.py --users 2,3 --turns 6 \
+        --choose on --out results/cache-layout/slots-users-choose.json
+
+The first two ran before the slot choice (core/llm/slot_choice.py) existed: the server chose the slot,
+as with `--choose off` now.
 """
 
 from __future__ import annotations
@@ -75,6 +80,8 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=24)
     p.add_argument("--similarity", type=float, default=LlamaCppOptions.slot_prompt_similarity,
                    help="the server's slot_prompt_similarity (default: LlamaCppOptions'; a negative value: llama.cpp's own)")
+    p.add_argument("--choose", choices=("on", "off"), default="on",
+                   help="pin each request to the slot holding most of its prompt (LlamaCppOptions.choose_slots)")
     p.add_argument("--out", type=Path)
     args = p.parse_args()
     talks = dialogues(args.script, args.turns)
@@ -82,7 +89,7 @@ def main() -> None:
     for k in (int(x) for x in args.users.split(",")):
         # a fresh server each run: no cache carried over
         similarity = None if args.similarity is not None and args.similarity < 0 else args.similarity
-        llm = LlamaCppLLM(LlamaCppOptions(seed=0, slot_prompt_similarity=similarity))
+        llm = LlamaCppLLM(LlamaCppOptions(seed=0, slot_prompt_similarity=similarity, choose_slots=args.choose == "on"))
         try:
             llm.chat("Say OK.", temperature=0.0, max_tokens=4)
             runs.append(summary(k, play(llm, talks[:k], args.max_tokens)))
@@ -92,6 +99,7 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps({"command": "python scripts/lab/slots_users.py " + " ".join(sys.argv[1:]),
                                         "slots": LlamaCppOptions().slots, "slot_prompt_similarity": args.similarity,
+                                        "choose_slots": args.choose,
                                         "runs": runs}, indent=1) + "\n")
 
 
