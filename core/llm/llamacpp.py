@@ -233,9 +233,10 @@ class LlamaCppLLM(LLM):
             if self._closing.is_set():
                 raise LLMError("the embedded llama.cpp server is shut down")
             self._active += 1
-        slot = self._pin_slot(request)
+        slot = None
         t0 = time.perf_counter()
         try:
+            slot = self._pin_slot(request)
             out = handler(request, callback) if callback else handler(request)
         except ValueError as err:  # xllamacpp rejects malformed requests this way
             raise LLMError(f"llama.cpp rejected the request: {err}") from err
