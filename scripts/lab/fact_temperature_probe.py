@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from core.benchmarks.replies import split_dialogues
 from core.chat import read_script
@@ -88,9 +89,7 @@ def main() -> None:
             turns += [Turn("user", step.user), Turn("assistant", replies.get((d, t), ""))]
     summarise(rows)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
 if __name__ == "__main__":
