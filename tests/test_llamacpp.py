@@ -71,17 +71,22 @@ def test_chat_and_batch(small):
     assert len(batch) == 2 and all(c.text for c in batch)
 
 
+def paragraph_dialogue() -> list[Message]:
+    """A system message and four long turns, user and assistant in turn: a window to cut at its start."""
+    paragraphs = [f"Paragraph {i}: " + " ".join(f"{w}{i}" for w in ("river", "stone", "lamp", "cloud") * 12) for i in range(4)]
+    return [Message("system", "You are terse."), *(Message("user" if i % 2 == 0 else "assistant", p)
+                                                   for i, p in enumerate(paragraphs))]
+
+
 def test_a_window_cut_at_its_start_is_shifted_in_the_cache_not_computed_again():
     """n_cache_reuse (LlamaCppOptions.cache_reuse): the second prompt drops the first's opening
     paragraph; the rest, the same tokens further forward, is reused from the slot's cache. One slot:
-    with two, a prompt that shares only its start with every slot goes to the least recently used."""
+    with two, the slot choice (the next test) is what keeps the cut prompt in the slot that holds it."""
     from core.llm import cost
 
     small = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=1, threads=2))
 
-    paragraphs = [f"Paragraph {i}: " + " ".join(f"{w}{i}" for w in ("river", "stone", "lamp", "cloud") * 12) for i in range(4)]
-    first = [Message("system", "You are terse."), *(Message("user" if i % 2 == 0 else "assistant", p)
-                                                      for i, p in enumerate(paragraphs))]
+    first = paragraph_dialogue()
     cut = [first[0], *first[2:], Message("user", "Say OK.")]
     try:
         small.chat(first, temperature=0.0, max_tokens=1)
@@ -101,9 +106,7 @@ def test_with_two_slots_a_cut_window_stays_in_the_slot_that_holds_it(choose):
     from core.llm import cost
 
     llm = LlamaCppLLM(LlamaCppOptions(model="small", n_ctx=1024, slots=2, threads=2, choose_slots=choose))
-    paragraphs = [f"Paragraph {i}: " + " ".join(f"{w}{i}" for w in ("river", "stone", "lamp", "cloud") * 12) for i in range(4)]
-    first = [Message("system", "You are terse."), *(Message("user" if i % 2 == 0 else "assistant", p)
-                                                      for i, p in enumerate(paragraphs))]
+    first = paragraph_dialogue()
     try:
         llm.chat([Message("user", "Warm up: say OK.")], temperature=0.0, max_tokens=1)
         llm.chat(first, temperature=0.0, max_tokens=1)
