@@ -11,7 +11,7 @@ from core.dialogue import Turn
 from core.metrics.base import TurnSample
 from core.metrics.consistency import ConsistencyScore, EntailmentRate, TurnNLI
 from core.metrics.nli import NLIProbs, decisive
-from core.metrics.report import bootstrap_ci, per_task, per_turn, summarise
+from core.metrics.report import bootstrap_ci, grouped_median_ci, per_task, per_turn, summarise
 
 
 def _samples(n: int) -> list[TurnSample]:
@@ -79,3 +79,18 @@ def test_bootstrap_ci_brackets_the_mean():
     lo, hi = bootstrap_ci(values, resamples=2000)
     assert lo < 0.5 < hi and 0.1 <= lo and hi <= 0.9
     assert all(math.isnan(v) for v in bootstrap_ci([0.4]))  # no interval from one dialogue
+
+
+def test_grouped_median_ci_resamples_whole_groups():
+    """Two dialogues, one all 1s and one all 3s: a resample is either dialogue twice (median 1 or 3,
+    a quarter of the time each) or both (median 2), so the 95% interval is [1, 3]."""
+    assert grouped_median_ci([1, 1, 1, 3, 3, 3], ["a", "a", "a", "b", "b", "b"]) == (1.0, 3.0)
+    assert grouped_median_ci([2.0] * 6, [0, 0, 1, 1, 2, 2]) == (2.0, 2.0)
+    assert all(math.isnan(v) for v in grouped_median_ci([1.0, 2.0], ["a", "a"]))  # one dialogue: no interval
+
+
+def test_grouped_median_ci_is_wider_when_the_groups_differ():
+    """The same twelve values: each dialogue a low and a high one, or each dialogue its own level."""
+    mixed = grouped_median_ci([1, 6, 2, 5, 3, 4, 1, 6, 2, 5, 3, 4], [k // 2 for k in range(12)])
+    apart = grouped_median_ci([1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6], [k // 2 for k in range(12)])
+    assert apart[1] - apart[0] > mixed[1] - mixed[0]

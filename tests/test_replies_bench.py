@@ -81,6 +81,8 @@ def test_bench_replies_reports_where_the_time_went_over_the_replies_after_the_fi
     r = bench.run_benchmark(ctx)["results"]["base"]
     assert (r["median_first_text_s"], r["median_prompt_computed"], r["median_prompt_reused"]) == (2.0, 100, 500)
     assert r["median_decode_s"] == 0.5 and r["median_prefill_s"] == round(100 / 70, 3)
+    # the interval resamples whole dialogues: d0 [1.0] twice -> 1.0; d1 [3.0, 2.0] twice -> 2.5; both -> 2.0
+    assert r["median_first_text_s_ci95"] == [1.0, 2.5]
     assert [i["prompt_computed"] for i in bench.read_items(tmp_path / "out" / "items.jsonl")] == [900, 80, 120, 100]
 
 

@@ -39,6 +39,7 @@ from core.chat import SPEED_KEYS, ScriptStep, read_script, speed_medians
 from core.metrics import off_turn
 from core.metrics.conversing import CHECKS, TurnCase, TurnFlags, summarise_turns, turn_flags
 from core.metrics.reply_defects import DEFECTS, ReplyCase, ReplyScore, score_reply, summarise_scores, template_shingles
+from core.metrics.report import grouped_median_ci
 from core.reply_check import ReplyCheckSettings
 
 DEFAULT_METHODS = "base,rag,sgmem,sgmem-h,mcts"
@@ -144,6 +145,7 @@ def run(ctx: BenchContext) -> BenchResult:
         scores: list[ReplyScore] = []
         seconds: list[float] = []
         speeds: list[dict] = []
+        speed_dialogues: list[int] = []  # the dialogue of each speed record, for the intervals
         examples[method] = {k: [] for k in (*DEFECTS, "off_turn", *CHECKS)}
         replies = (_recorded_replies(Path(records), method, dialogues) if records
                    else _chat_replies(ctx, method, dialogues))
@@ -176,6 +178,7 @@ def run(ctx: BenchContext) -> BenchResult:
                 item["invented"] = step.never_told and not flags[-1].declined
                 item.update({k: v for k, v in speed.items() if v is not None})
                 speeds.append(speed)
+                speed_dialogues.append(d)
                 off += item["off_turn"]
                 after_first += bool(t)
                 checked += bool(draft)
@@ -191,7 +194,7 @@ def run(ctx: BenchContext) -> BenchResult:
         results[method] = {**summarise_scores(scores), "changed_by_check": checked, "draft_defective": draft_defective,
                            "off_turn": off, "off_turn_rate": round(off / after_first, 3) if after_first else None,
                            "median_s": round(statistics.median(seconds), 3) if seconds else None,
-                           **reply_speed(speeds[1:]),
+                           **reply_speed(speeds[1:], speed_dialogues[1:]),
                            **summarise_turns(flags, never), **summarise_turns(draft_flags, never, "draft_")}
         timings[method] = {"reply": seconds}
     settings = {"dialogues": len(dialogues), "source": "records" if records else "chat",
@@ -206,10 +209,18 @@ def speed_of(record: dict) -> dict:
     return {k: record.get(k) for k in SPEED_KEYS}
 
 
-def reply_speed(speeds: list[dict]) -> dict:
+def reply_speed(speeds: list[dict], dialogues: list[int]) -> dict:
     """The median of each speed figure over the replies given (the run's first left out by the
-    caller: it waits for the model and the method's one-time loads, as `chat --script` counts)."""
-    return {f"median_{key}": value for key, value in speed_medians(speeds).items()}
+    caller: it waits for the model and the method's one-time loads, as `chat --script` counts), and
+    its 95% interval resampling whole dialogues (`median_KEY_ci95`): how far another run of the same
+    prompts may land, replies being sampled."""
+    out = {f"median_{key}": value for key, value in speed_medians(speeds).items()}
+    for key in SPEED_KEYS:
+        pairs = [(s[key], d) for s, d in zip(speeds, dialogues, strict=True) if s.get(key) is not None]
+        if len({d for _, d in pairs}) >= 2:
+            lo, hi = grouped_median_ci([v for v, _ in pairs], [d for _, d in pairs])
+            out[f"median_{key}_ci95"] = [round(lo, 3), round(hi, 3)]
+    return out
 
 
 def step_head(text: str, n: int = 120) -> str:

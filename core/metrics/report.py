@@ -36,6 +36,25 @@ def bootstrap_ci(values: Sequence[float], resamples: int = 1000, seed: int = 0, 
     return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
 
 
+def grouped_median_ci(values: Sequence[float], groups: Sequence[object], resamples: int = 2000, seed: int = 0,
+                      level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median of `values` that come in groups (a dialogue's
+    replies: a model that wrote one long reply tends to write the next one long), resampling whole
+    groups, so the interval is as wide as the spread between dialogues makes it. (nan, nan) for
+    fewer than 2 groups."""
+    by_group: dict[object, list[float]] = defaultdict(list)
+    for value, group in zip(values, groups, strict=True):
+        by_group[group].append(float(value))
+    arrays = [np.asarray(v) for v in by_group.values()]
+    if len(arrays) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    medians = [float(np.median(np.concatenate([arrays[k] for k in rng.integers(0, len(arrays), len(arrays))])))
+               for _ in range(resamples)]
+    tail = (1 - level) / 2 * 100
+    return float(np.percentile(medians, tail)), float(np.percentile(medians, 100 - tail))
+
+
 def summarise(items: Sequence[dict], metrics: Sequence[str] = METRIC_KEYS, with_ci: bool = True) -> dict[str, dict]:
     """method -> {metric: mean over dialogues, metric_ci95: [lo, hi], n_dialogues, n_turns}."""
     out: dict[str, dict] = {}
