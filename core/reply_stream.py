@@ -80,7 +80,7 @@ class CheckedStream:
         self.dropped: list[str] = []  # sentences taken out as echoes
         self.untold: list[str] = []  # sentences that answered with what the user never told
         self.question = fact_question(message, earlier_user) if settings.decline_untold else ""
-        self._said = said_words(earlier_user) if self.question else ()  # looked up per sentence, made once
+        self._said = said_words(earlier_user) if self.question else None  # looked up per sentence, made once
         self._answer: list[tuple[int, _Sentence, str]] = []  # a fact question's sentences, held until one is told
         self._answered = False  # a sentence answered from what was told
         self._untold_at: set[int] = set()  # indices of the untold sentences

@@ -20,7 +20,11 @@ else its other content words; a claim that only says no ("You don't have a cat."
 told only by an earlier message that says no about the question's topic ("We never had pets").
 
 The claim is **told** when an earlier user message holds a word of its value. Where the question
-names a relation ("wife" in "What is my wife's name?"), that message must hold the relation too;
+names a relation ("wife" in "What is my wife's name?"), one sentence of it must hold the relation
+too, or a sentence that opens with a pronoun and the sentence before it ("My sister Leyla lives in
+Rotterdam. She's a dentist."): "My name is Samuel. I farm the land my father farmed." does not tell
+a father called Samuel, nor "Our mother is planning a dinner. I'm to keep Itziar off drones." a
+mother called Itziar;
 where the value is a name and the question's words are all things the user never wrote of
 ("born", "cat", "favourite film"), the message must also hold another word of the claim ("You're a
 vegetarian since sixteen" is told by "I'm a vegetarian since I was sixteen"), or it is not told: "Your wife's name is Efua."
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.metrics.abstention import declines
 from core.metrics.reply_defects import FIRST_PERSON, PERSON_NOUNS, STOPWORDS, stem
@@ -196,18 +201,47 @@ def _holds(value: frozenset[str], words_of: frozenset[str]) -> bool:
     return any(len(v) >= _FAMILY and len(w) >= _FAMILY and v[:_FAMILY] == w[:_FAMILY] for v in value for w in words_of)
 
 
-def said_words(earlier_user: Sequence[str]) -> tuple[frozenset[str], ...]:
-    """Each earlier user message as the keys an answer is looked up in (content words, names and
-    numbers, NOT when it says no): made once per reply, not once per sentence."""
-    return tuple(_stems(m) | _names(m) | ({NOT} if negates(m) else set()) for m in earlier_user)
+# a sentence opening with one of these speaks of someone the sentence before named
+_REFERRING = frozenset("he she his her they their them he's she's they're it its it's".split())
 
 
-def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) -> str:
+@dataclass(frozen=True)
+class SaidWords:
+    """The user's earlier messages as the keys an answer is looked up in (content words, names and
+    numbers, NOT when it says no): each message whole, and each sentence (joined to the one before
+    when it opens with a pronoun), where a relation's fact must be told. Made once per reply."""
+
+    messages: tuple[frozenset[str], ...]
+    sentences: tuple[frozenset[str], ...]
+
+
+def _keys(text: str) -> frozenset[str]:
+    return _stems(text) | _names(text) | ({NOT} if negates(text) else frozenset())
+
+
+def _sentence_keys(message: str) -> list[frozenset[str]]:
+    """One key set per sentence of `message`; a sentence opening with a pronoun ("She's a dentist.")
+    carries the keys of the sentence before it, whom the pronoun names."""
+    out: list[frozenset[str]] = []
+    for i, sentence in enumerate(split_sentences(message)):
+        keys = _keys(sentence)
+        first = words(sentence.replace("\u2019", "'"))[:1]
+        out.append(keys | out[-1] if i and first and first[0] in _REFERRING else keys)
+    return out
+
+
+def said_words(earlier_user: Sequence[str]) -> SaidWords:
+    return SaidWords(tuple(_keys(m) for m in earlier_user),
+                     tuple(k for m in earlier_user for k in _sentence_keys(m)))
+
+
+def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
     """TOLD, UNTOLD, or NO_CLAIM (the sentence answers nothing: a remark, a question back, a
-    decline); `said` is `said_words` of the user's earlier messages."""
+    decline); `said_by_user` is `said_words` of the user's earlier messages."""
     value, named = claim_value(sentence, question)
     if not value:
         return NO_CLAIM
+    said = said_by_user.messages
     topic = _stems(question) - _ASKING - _SLOTS
     if value == {NOT}:  # "You don't have a cat.": told only by a message that says no about the same thing
         told = any(NOT in words_of and (not topic or topic & words_of) for words_of in said)
@@ -220,12 +254,13 @@ def answer_kind(sentence: str, question: str, said: Sequence[frozenset[str]]) ->
         context = _stems(sentence) - value - _stems(question) - _ASKING - _SLOTS
         told = any(_holds(value, words_of) and context & words_of for words_of in said)
     else:
-        relations = topic & _RELATIONS  # a relation's fact must be told with the relation
-        told = any(_holds(value, words_of) and (not relations or relations & words_of) for words_of in said)
+        relations = topic & _RELATIONS  # a relation's fact must be told with the relation, in one sentence
+        units = said_by_user.sentences if relations else said
+        told = any(_holds(value, words_of) and (not relations or relations & words_of) for words_of in units)
         if not told and named and not _ASKS_NAME & _stems(question):
             # a name beside the answer ("Sofia plays the violin in Glasgow's orchestra." to "What
             # instrument does my wife play?"): the answer is its other words, told with the relation
             rest = _stems(sentence) - _ASKING - _stems(question) - value
             told = bool(rest) and any(_holds(rest, words_of) and (not relations or relations & words_of)
-                                      for words_of in said)
+                                      for words_of in units)
     return TOLD if told else UNTOLD

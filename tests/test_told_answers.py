@@ -98,6 +98,14 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
     ("You're forty-one years old.", "When is my birthday?", [OSKAR_41], UNTOLD),
     ("I'm forty-one years old.", "When is my birthday?", [OSKAR_41], UNTOLD),
     ("You're forty-one.", "How old am I?", [OSKAR_41], TOLD),
+    # a relation's fact is told in the relation's sentence, or in the next one when it opens with a pronoun
+    ("Your father's name is Samuel.", "What is my father's name?",
+     ["Good evening. My name is Samuel. I grow coffee on the same land my father farmed."], UNTOLD),
+    ("Your mother's name is Itziar.", "What's my mother's name?",
+     ["Our mother is planning a dinner for twenty. I've been told to keep Itziar away from the topic of drones."], UNTOLD),
+    ("Your mother's name is Itziar.", "What's my mother's name?", ["Our mother is planning a dinner. Her name is Itziar."], TOLD),
+    ("Your sister is a dentist.", "What does my sister do for work?",
+     ["My sister Leyla lives in Rotterdam with her husband. She's a dentist and she's expecting a baby in March."], TOLD),
 ])
 def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence, message, earlier, kind):
     question = fact_question(message, earlier)
