@@ -16,6 +16,8 @@ DECLINED = [
     "Your favourite film was never mentioned in our conversation.",
     "There is no information about your brother's name.",
     "I have no record of your mother's name.",
+    "I don't have your flatmate's name.",
+    "I'm sorry, but I don't have your phone number.",
 ]
 INVENTED = [
     "Your daughter's name is Emma.",
@@ -26,6 +28,8 @@ INVENTED = [
     "You support Accra Hearts of Oak, of course!",
     "I know you love football: your team is Chelsea.",
     "You told me your birthday is in May.",  # 'told' without a negation is a claim
+    "I don't have a favourite, but your team's name is Chelsea.",  # a name given after all: no "your" before it
+    "You don't have a cat; your dog's name is Rex.",
 ]
 
 

@@ -3,8 +3,8 @@ pet, a favourite film), does the reply say it was not told, or does it invent a 
 
 A chat script marks such a question `"never_told": true` (core.chat). The reply declines when it
 says so in one of the ways people and models say it: "you haven't told me", "you didn't mention",
-"you never said", "I don't know", "I'm not sure", "I don't have that information", "I don't
-remember", "(it) wasn't mentioned", "no information". Any other reply is counted as an answer
+"you never said", "I don't know", "I'm not sure", "I don't have that information", "I don't have
+your flatmate's name", "I don't remember", "(it) wasn't mentioned", "no information". Any other reply is counted as an answer
 given, that is a value invented: the question's fact is in no turn. A reply that declines and
 then guesses ("I'm not sure, maybe Anna") counts as declined; none was seen in the earlier runs.
 
@@ -23,6 +23,8 @@ DECLINE_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\b(?:not|never|wasn't|was not|hasn't been|haven't been|isn't) (?:been )?(?:mentioned|told|said|shared|given|provided)\b",
     # the assistant does not know or remember it
     rf"\bI {_NEG} (?:\w+ )?(?:know|remember|recall|have (?:that|this|any|the|enough|your)?\s*(?:information|info|details?|record))\b",
+    # ... or does not have the thing asked for: "I don't have your flatmate's name", "... your phone number"
+    rf"\bI {_NEG} have (?:that|this|any|the|your|his|her|their|its)\b[^.!?]{{0,40}}?\b(?:name|number|address|birthday|date)s?\b",
     r"\bI(?:'m| am) (?:not sure|not aware|unsure|afraid I (?:don't|do not))\b",
     r"\bno (?:information|record|mention|details?)\b",
     r"\bI (?:have no|lack) (?:information|record|idea|way of knowing)\b",
