@@ -24,7 +24,9 @@ names a relation ("wife" in "What is my wife's name?"), one sentence of it must 
 too, or a sentence that opens with a pronoun and the sentence before it ("My sister Leyla lives in
 Rotterdam. She's a dentist."): "My name is Samuel. I farm the land my father farmed." does not tell
 a father called Samuel, nor "Our mother is planning a dinner. I'm to keep Itziar off drones." a
-mother called Itziar;
+mother called Itziar. So is a name asked of a thing the user wrote of ("What's our cat called?"),
+and not when the sentence gives the name to something else ("a beagle called Biscuit and a young
+collie" names no collie);
 where the value is a name and the question's words are all things the user never wrote of
 ("born", "cat", "favourite film"), the message must also hold another word of the claim ("You're a
 vegetarian since sixteen" is told by "I'm a vegetarian since I was sixteen"), or it is not told: "Your wife's name is Efua."
@@ -213,6 +215,7 @@ class SaidWords:
 
     messages: tuple[frozenset[str], ...]
     sentences: tuple[frozenset[str], ...]
+    naming: tuple[dict[str, str], ...]  # per sentence, the names it gives to things (`_naming`)
 
 
 def _keys(text: str) -> frozenset[str]:
@@ -230,9 +233,26 @@ def _sentence_keys(message: str) -> list[frozenset[str]]:
     return out
 
 
+_NAMING = re.compile(r"\b([a-z]+) (?:called|named) ([A-Z][\w'-]*)")  # "a beagle called Biscuit"
+
+
+def _naming(message: str) -> list[dict[str, str]]:
+    """Per sentence of `message` (as `_sentence_keys` splits it), the names it gives to things:
+    {name: thing} as keys."""
+    return [{_key(_bare(name)): _key(thing) for thing, name in _NAMING.findall(s.replace("\u2019", "'"))}
+            for s in split_sentences(message)]
+
+
+def _named_for_other(value: frozenset[str], naming: dict[str, str], things: frozenset[str]) -> bool:
+    """Whether a sentence gives a name of `value` to something other than `things`: "a grumpy old
+    beagle called Biscuit and a young collie" names no collie Biscuit."""
+    return bool(things) and any(v in naming and naming[v] not in things for v in value)
+
+
 def said_words(earlier_user: Sequence[str]) -> SaidWords:
     return SaidWords(tuple(_keys(m) for m in earlier_user),
-                     tuple(k for m in earlier_user for k in _sentence_keys(m)))
+                     tuple(k for m in earlier_user for k in _sentence_keys(m)),
+                     tuple(n for m in earlier_user for n in _naming(m)))
 
 
 def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
@@ -255,8 +275,12 @@ def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
         told = any(_holds(value, words_of) and context & words_of for words_of in said)
     else:
         relations = topic & _RELATIONS  # a relation's fact must be told with the relation, in one sentence
+        if named and _ASKS_NAME & _stems(question):  # so is a name asked of a thing the user wrote of
+            relations = relations | (topic & frozenset().union(*said))
         units = said_by_user.sentences if relations else said
-        told = any(_holds(value, words_of) and (not relations or relations & words_of) for words_of in units)
+        told = any(_holds(value, words_of) and (not relations or relations & words_of)
+                   and not _named_for_other(value, naming, relations)
+                   for words_of, naming in zip(units, said_by_user.naming if relations else ({},) * len(units)))
         if not told and named and not _ASKS_NAME & _stems(question):
             # a name beside the answer ("Sofia plays the violin in Glasgow's orchestra." to "What
             # instrument does my wife play?"): the answer is its other words, told with the relation

@@ -57,6 +57,9 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
     assert bool(fact_question(message, earlier)) is asked
 
 
+DOGS = "We've got two dogs, a grumpy old beagle called Biscuit and a young collie who thinks the postman is a friend."
+
+
 @pytest.mark.parametrize("sentence, message, earlier, kind", [
     ("Your wife's name is Efua.", "What is my wife's name?", KWAMES, UNTOLD),  # a granddaughter's name moved
     ("Her name is Ingrid.", "And what's my daughter's name again?", INGRIDS, UNTOLD),  # the user's own name
@@ -105,7 +108,12 @@ def test_which_messages_ask_for_a_fact_of_the_users_world(message, earlier, aske
      ["Our mother is planning a dinner for twenty. I've been told to keep Itziar away from the topic of drones."], UNTOLD),
     ("Your mother's name is Itziar.", "What's my mother's name?", ["Our mother is planning a dinner. Her name is Itziar."], TOLD),
     ("Your sister is a dentist.", "What does my sister do for work?",
-     ["My sister Leyla lives in Rotterdam with her husband. She's a dentist and she's expecting a baby in March."], TOLD),
+     ["My sister Leyla lives in Rotterdam with her husband. She's a dentist and she's expecting a baby in March."], TOLD),    # a name asked of a thing the user wrote of is told with the thing, and not when named for another
+    ("Your collie is called Biscuit.", "What's my collie called?", [DOGS], UNTOLD),
+    ("Your beagle is called Biscuit.", "What's my beagle called?", [DOGS], TOLD),
+    ("Your cat is called Haruto.", "What's our cat called?", ["We have a son, Haruto. He's eleven.",
+                                                             "My fingers hurt and the cat leaves the room when I practise."], UNTOLD),
+    ("Your dog is called Rex.", "What's my dog called?", ["I have a dog. His name is Rex."], TOLD),
 ])
 def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence, message, earlier, kind):
     question = fact_question(message, earlier)
