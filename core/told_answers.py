@@ -274,17 +274,19 @@ def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
         context = _stems(sentence) - value - _stems(question) - _ASKING - _SLOTS
         told = any(_holds(value, words_of) and context & words_of for words_of in said)
     else:
-        relations = topic & _RELATIONS  # a relation's fact must be told with the relation, in one sentence
-        if named and _ASKS_NAME & _stems(question):  # so is a name asked of a thing the user wrote of
-            relations = relations | (topic & frozenset().union(*said))
-        units = said_by_user.sentences if relations else said
-        told = any(_holds(value, words_of) and (not relations or relations & words_of)
-                   and not _named_for_other(value, naming, relations)
-                   for words_of, naming in zip(units, said_by_user.naming if relations else ({},) * len(units)))
+        # a relation's fact must be told with the relation, in one sentence; so must a name asked of
+        # a thing the user wrote of ("What's our cat called?")
+        bound = topic & _RELATIONS
+        if named and _ASKS_NAME & _stems(question):
+            bound = bound | (topic & frozenset().union(*said))
+        units = said_by_user.sentences if bound else said
+        told = any(_holds(value, words_of) and (not bound or bound & words_of)
+                   and not _named_for_other(value, naming, bound)
+                   for words_of, naming in zip(units, said_by_user.naming if bound else ({},) * len(units)))
         if not told and named and not _ASKS_NAME & _stems(question):
             # a name beside the answer ("Sofia plays the violin in Glasgow's orchestra." to "What
             # instrument does my wife play?"): the answer is its other words, told with the relation
             rest = _stems(sentence) - _ASKING - _stems(question) - value
-            told = bool(rest) and any(_holds(rest, words_of) and (not relations or relations & words_of)
+            told = bool(rest) and any(_holds(rest, words_of) and (not bound or bound & words_of)
                                       for words_of in units)
     return TOLD if told else UNTOLD
