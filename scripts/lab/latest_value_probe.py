@@ -17,7 +17,7 @@ an expected answer in the model's own text and after the reply check.
                 benchmarks/conversational_long_dev.jsonl=results/replies/chat/conversational-long/rag.jsonl \
         --out results/replies/latest-value-probe/probe.jsonl
 
-Measured 2026-11-29: docs/replies.md, "The latest value: probed".
+Measured 2026-11-29: docs/replies.md, "The latest value: probed, not taken".
 """
 
 from __future__ import annotations
