@@ -215,44 +215,40 @@ class SaidWords:
 
     messages: tuple[frozenset[str], ...]
     sentences: tuple[frozenset[str], ...]
-    naming: tuple[dict[str, str], ...]  # per sentence, the names it gives to things (`_naming`)
+    naming: tuple[dict[str, str], ...]  # per sentence, the names it gives to things, {name: thing}
 
 
 def _keys(text: str) -> frozenset[str]:
     return _stems(text) | _names(text) | ({NOT} if negates(text) else frozenset())
 
 
-def _sentence_keys(message: str) -> list[frozenset[str]]:
-    """One key set per sentence of `message`; a sentence opening with a pronoun ("She's a dentist.")
-    carries the keys of the sentence before it, whom the pronoun names."""
-    out: list[frozenset[str]] = []
-    for i, sentence in enumerate(split_sentences(message)):
-        keys = _keys(sentence)
-        first = words(sentence.replace("\u2019", "'"))[:1]
-        out.append(keys | out[-1] if i and first and first[0] in _REFERRING else keys)
-    return out
-
-
 _NAMING = re.compile(r"\b([a-z]+) (?:called|named) ([A-Z][\w'-]*)")  # "a beagle called Biscuit"
 
 
-def _naming(message: str) -> list[dict[str, str]]:
-    """Per sentence of `message` (as `_sentence_keys` splits it), the names it gives to things:
-    {name: thing} as keys."""
-    return [{_key(_bare(name)): _key(thing) for thing, name in _NAMING.findall(s.replace("\u2019", "'"))}
-            for s in split_sentences(message)]
+def _sentence_units(message: str) -> list[tuple[frozenset[str], dict[str, str]]]:
+    """Per sentence of `message`: its keys, and the names it gives to things ({name: thing}, as
+    keys). A sentence opening with a pronoun ("She's a dentist.") carries the keys of the sentence
+    before it, whom the pronoun names."""
+    out: list[tuple[frozenset[str], dict[str, str]]] = []
+    for i, sentence in enumerate(split_sentences(message)):
+        text = sentence.replace("\u2019", "'")
+        keys = _keys(sentence)
+        first = words(text)[:1]
+        if i and first and first[0] in _REFERRING:
+            keys |= out[-1][0]
+        out.append((keys, {_key(_bare(name)): _key(thing) for thing, name in _NAMING.findall(text)}))
+    return out
 
 
 def _named_for_other(value: frozenset[str], naming: dict[str, str], things: frozenset[str]) -> bool:
     """Whether a sentence gives a name of `value` to something other than `things`: "a grumpy old
     beagle called Biscuit and a young collie" names no collie Biscuit."""
-    return bool(things) and any(v in naming and naming[v] not in things for v in value)
+    return any(v in naming and naming[v] not in things for v in value)
 
 
 def said_words(earlier_user: Sequence[str]) -> SaidWords:
-    return SaidWords(tuple(_keys(m) for m in earlier_user),
-                     tuple(k for m in earlier_user for k in _sentence_keys(m)),
-                     tuple(n for m in earlier_user for n in _naming(m)))
+    units = [unit for m in earlier_user for unit in _sentence_units(m)]
+    return SaidWords(tuple(_keys(m) for m in earlier_user), tuple(k for k, _ in units), tuple(n for _, n in units))
 
 
 def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
@@ -280,9 +276,11 @@ def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
         if named and _ASKS_NAME & _stems(question):
             bound = bound | (topic & frozenset().union(*said))
         units = said_by_user.sentences if bound else said
-        told = any(_holds(value, words_of) and (not bound or bound & words_of)
-                   and not _named_for_other(value, naming, bound)
-                   for words_of, naming in zip(units, said_by_user.naming if bound else ({},) * len(units)))
+        if bound:
+            told = any(_holds(value, words_of) and bound & words_of and not _named_for_other(value, naming, bound)
+                       for words_of, naming in zip(units, said_by_user.naming))
+        else:
+            told = any(_holds(value, words_of) for words_of in units)
         if not told and named and not _ASKS_NAME & _stems(question):
             # a name beside the answer ("Sofia plays the violin in Glasgow's orchestra." to "What
             # instrument does my wife play?"): the answer is its other words, told with the relation
