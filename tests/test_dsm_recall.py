@@ -144,6 +144,7 @@ def test_the_relevant_sentence_comes_first_and_the_budget_holds():
     ranker = SentenceRanker(embedder)
     lines = ranker.rank("What is my job?", facts, g, budget_tokens=1000)
     assert [line.sentence.turn_index for line in lines] == [0, 2, 1]  # by similarity, not by insertion order
+    assert embedder.calls == 1  # the question, the sentences and the facts written out: one batch
     assert lines[0].text == "You work as a pharmacist near Gdansk. (12 May 2026)"
     small = ranker.rank("What is my job?", facts, g, budget_tokens=approx_tokens(lines[0].text) + 5)
     assert [line.sentence.turn_index for line in small] == [0]
@@ -290,3 +291,16 @@ def test_a_fact_only_the_assistant_said_is_its_own_line_and_ranks_below_the_user
     lines = SentenceRanker(embedder).rank("Where do I work?", list(facts.values()), g, 1000)
     assert [line.sentence.speaker for line in lines] == ["user", "assistant"]
     assert lines[0].score - lines[1].score == pytest.approx(SentenceRanker.ASSISTANT_PENALTY)
+
+
+def test_the_trees_similarity_embeds_what_it_is_told_to_prepare_in_one_batch():
+    from core.methods.dsmart.rt_llm import Similarity
+
+    embedder = TableEmbedder({"What is my job?": (1.0, 0.0, 0.0), "pharmacist": (0.6, 0.8, 0.0),
+                              "bread": (0.0, 1.0, 0.0), "chess": (0.0, 0.0, 1.0)})
+    similarity = Similarity(embedder)
+    similarity.prepare("What is my job?", ["pharmacist", "bread", "chess", "bread"])
+    assert embedder.calls == 1
+    assert similarity.to_query("What is my job?", ["pharmacist", "chess"]) == pytest.approx([0.6, 0.0])
+    assert similarity.to_query("What is my job?", ["bread"]) == pytest.approx([0.0])
+    assert embedder.calls == 1  # every text was embedded already

@@ -43,3 +43,11 @@ def test_split_sentences_from_many_threads_as_from_one():
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(split_sentences, texts * 4))
     assert together == alone * 4
+
+
+def test_split_sentences_remembers_a_text_and_gives_each_caller_its_own_list():
+    text = "I moved to Voorhof. My flatmate eats cereal."
+    first = split_sentences(text)
+    first.append("edited by a caller")
+    assert split_sentences(text) == ["I moved to Voorhof.", "My flatmate eats cereal."]
+    assert split_sentences("  ") == []

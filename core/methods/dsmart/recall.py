@@ -363,12 +363,16 @@ class SentenceRanker:
         if self.embedder is None:
             q = _stems(query) - _QUESTION_WORDS
             return np.array([len(q & _stems(t)) / max(len(q), 1) for t in texts], dtype=float)
-        missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._vectors]
-        if missing:
-            for text, vec in zip(missing, self.embedder.encode(missing)):
-                self._vectors[text] = np.asarray(vec, dtype=float)
+        self._embed([query, *texts])
         q = self._vectors[query]
         return np.array([float(self._vectors[t] @ q) for t in texts])
+
+    def _embed(self, texts: Sequence[str]) -> None:
+        """Embeds the texts not embedded yet, in one batch (a call per text costs ~a batch's time)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing and self.embedder is not None:
+            for text, vec in zip(missing, self.embedder.encode(missing)):
+                self._vectors[text] = np.asarray(vec, dtype=float)
 
     def rank(self, query: str, facts: Sequence[SourcedFact], graph: Graph, budget_tokens: int,
              priors: Mapping[Triple, float] | None = None, prior_weight: float = 0.0) -> list[Recalled]:
@@ -383,16 +387,17 @@ class SentenceRanker:
         if not groups:
             return []
         keys = list(groups)
-        sentence_sim = self.similarities(query, [k[2] for k in keys])
         # a changed value's line is at least as relevant as the earlier sentences it replaced: 'How
         # many pets do I have?' matches 'I have two cats.' better than 'Now the cats are four.'
         replaced = [[r.sentence for r in groups[k][0].replaced] for k in keys]
+        written = [[fact_sentence(graph, f.triple) for f in groups[k]] for k in keys]
+        self._embed([query, *(k[2] for k in keys), *(t for ts in replaced for t in ts), *(w for ws in written for w in ws)])
+        sentence_sim = self.similarities(query, [k[2] for k in keys])
         flat_replaced = self.similarities(query, [t for ts in replaced for t in ts])
         inherited, at = np.zeros(len(keys)), 0
         for n, texts in enumerate(replaced):
             inherited[n] = float(flat_replaced[at : at + len(texts)].max()) if texts else 0.0
             at += len(texts)
-        written = [[fact_sentence(graph, f.triple) for f in groups[k]] for k in keys]
         flat = self.similarities(query, [w for ws in written for w in ws])
         scored, at = [], 0
         for n, key in enumerate(keys):

@@ -205,10 +205,10 @@ class EntityLinker:
         phrases = [p for p in phrases if p.strip()] or [query]
         labels = [view.label(n) for n in nodes]
         missing = sorted({l for l in labels if l not in self._vectors})
-        if missing:
-            for text, vec in zip(missing, self.embedder.encode(missing)):
-                self._vectors[text] = vec
+        # the new labels and the query's phrases in one batch: a call costs about what a batch does
+        vectors = np.asarray(self.embedder.encode(missing + phrases))
+        self._vectors.update(zip(missing, vectors[: len(missing)]))
         label_matrix = np.stack([self._vectors[l] for l in labels])
-        sims = self.embedder.encode(phrases) @ label_matrix.T  # unit vectors: cosine similarity
+        sims = vectors[len(missing):] @ label_matrix.T  # unit vectors: cosine similarity
         best = sims.max(axis=0)
         return [Link(n, float(s), "embedding") for n, s in zip(nodes, best) if s >= self.threshold]

@@ -193,6 +193,8 @@ class TreeModel:
     def propose(self, query: str, parents: list[State], legal: list[list[Action]]) -> list[list[tuple[Action, float]]]:
         with self.timed("policy"):
             if self.embedded:
+                self.similarity.prepare(query, [text for p, acts in zip(parents, legal) for a in acts
+                                                for text in self._prior_texts(p, a)])
                 return [self._sample(acts, SHARPNESS * np.array([self._prior(query, p, a) for a in acts]))
                         for p, acts in zip(parents, legal)]
             if self.prompted:
@@ -219,6 +221,12 @@ class TreeModel:
             return self._relevance(query, state)
         labels = [self.view.label(e) for e in action.entities]
         return float(np.mean(self.similarity.to_query(query, labels)))
+
+    def _prior_texts(self, state: State, action: Action) -> list[str]:
+        """The texts `_prior` compares with the question, to embed them all in one batch."""
+        if action.kind == ANSWER:
+            return [self.view.fact_line(t) for t in state.facts]
+        return [self.view.label(e) for e in action.entities]
 
     def _relevance(self, query: str, state: State) -> float:
         """Mean cosine of the question with the state's TOP_FACTS closest facts (0 without facts)."""
@@ -314,6 +322,7 @@ class TreeModel:
             return children
         with self.timed("value"):
             if self.embedded:  # an ANSWER state is worth what its facts are: the same as its parent
+                self.similarity.prepare(query, [self.view.fact_line(t) for c in children for t in c.facts])
                 return [with_value(c, max(0.0, self._relevance(query, c)), "embedding") for c in children]
             if self.strong:
                 return self._prompted_values(query, children)
@@ -418,12 +427,17 @@ class Similarity:
         self.embedder = embedder
         self._vectors: dict[str, np.ndarray] = {}
 
-    def to_query(self, query: str, texts: list[str]) -> np.ndarray:
-        stopping.check()  # a stopped reply's search ends here too
+    def prepare(self, query: str, texts: list[str]) -> None:
+        """Embeds in one batch what the next `to_query` calls will ask for: a batch of a dozen short
+        texts costs about what one text does on the CPU, and a depth of the search asks per action."""
         missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._vectors]
         if missing:
             for text, vec in zip(missing, self.embedder.encode(missing)):
                 self._vectors[text] = vec
+
+    def to_query(self, query: str, texts: list[str]) -> np.ndarray:
+        stopping.check()  # a stopped reply's search ends here too
+        self.prepare(query, texts)
         q = self._vectors[query]
         return np.array([float(self._vectors[t] @ q) for t in texts])
 
