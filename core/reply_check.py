@@ -48,7 +48,8 @@ from typing import Sequence
 from core.metrics.reply_defects import ECHO_CHARS, FIRST_PERSON, SECOND_PERSON, normal_text, voice_clauses
 from core.metrics.saying_back import restates
 from core.person import second_person
-from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
+from core.told_answers import (DECLINE, TOLD, UNTOLD, answer_kind, asks_for_name, fact_question, gives_no_name,
+                                said_words)
 from core.text import split_sentences, words
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -293,6 +294,8 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         told_at = {i for i, kind in enumerate(kinds) if kind == TOLD}
         if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))
+        if asks_for_name(question) and gives_no_name(sentences, question, said):  # a name asked, none given
+            return CheckedReply(DECLINE, untold=tuple(sentences))
     drop -= untold
     nothing_new = False
     greeted = greetings(sentences, message) if settings.second_try else set()

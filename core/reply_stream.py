@@ -36,7 +36,8 @@ from core.metrics.saying_back import restates
 from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
                                greets_only, in_second_person, is_greeting, says_nothing_else, sentence_key,
                                told_part)
-from core.told_answers import DECLINE, TOLD, UNTOLD, answer_kind, fact_question, said_words
+from core.told_answers import (DECLINE, TOLD, UNTOLD, answer_kind, asks_for_name, claim_value, fact_question, gives_no_name,
+                                said_words)
 from core.text import split_sentences, words
 
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
@@ -81,6 +82,7 @@ class CheckedStream:
         self.untold: list[str] = []  # sentences that answered with what the user never told
         self.question = fact_question(message, earlier_user) if settings.decline_untold else ""
         self._said = said_words(earlier_user) if self.question else None  # looked up per sentence, made once
+        self._name_asked = bool(self.question) and asks_for_name(self.question)
         self._answer: list[tuple[int, _Sentence, str]] = []  # a fact question's sentences, held until one is told
         self._answered = False  # a sentence answered from what was told
         self._untold_at: set[int] = set()  # indices of the untold sentences
@@ -146,7 +148,8 @@ class CheckedStream:
                     return
             if not self._answered:
                 self._answer.append((index, sentence, kind))
-                if kind == TOLD:
+                # to a name question only a told name answers ("It's a drone start-up." is told, no name)
+                if kind == TOLD and (not self._name_asked or claim_value(sentence.text, self.question)[1]):
                     self._answered = True
                     self._release_answer()
                 return
@@ -157,7 +160,10 @@ class CheckedStream:
         with what was never told (and none from what was), else they go on."""
         if not self._answer:
             return
-        if self.untold:
+        held = [sentence.text for _, sentence, _ in self._answer]
+        no_name = self._name_asked and gives_no_name(held, self.question, self._said)
+        if self.untold or no_name:
+            self.untold += [] if self.untold else held
             self.shown = DECLINE
             self._answer = []
             return

@@ -191,6 +191,18 @@ TOLD, UNTOLD, NO_CLAIM = "told", "untold", "no claim"
 
 
 _ASKS_NAME = frozenset(stem(w) for w in "name named call called who whose".split())  # the answer is a name
+# the question says "name" or "called": a person, a pet, a firm, a boat is named in the answer. "who"
+# is not among them: "Who did I go with?" is answered by "your sister"
+_NAME_WORDS = frozenset(stem(w) for w in "name named names call called".split())
+
+
+def asks_for_name(question: str) -> bool:
+    """Whether `question` asks for a name in so many words ("What's my flatmate's name?", "What's
+    our cat called?"): an answer that gives none ("It's a drone start-up.", "The other guy is a
+    physics student.") has not answered it."""
+    return bool(_NAME_WORDS & {_key(_bare(t)) for t in words(question.replace("\u2019", "'"))})
+
+
 _FAMILY = 7  # letters two words share at their start to be one word's family ("dentist", "dentistry")
 
 
@@ -288,3 +300,15 @@ def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
             told = bool(rest) and any(_holds(rest, words_of) and (not bound or bound & words_of)
                                       for words_of in units)
     return TOLD if told else UNTOLD
+
+
+def gives_no_name(sentences: Sequence[str], question: str, said_by_user: SaidWords) -> bool:
+    """A reply to a name question with no name told by the user in it, no decline and no question
+    back: it talks around the name it does not have ("It's a drone start-up." is told, and is no
+    name), and "You haven't told me that." is what it should say."""
+    for sentence in sentences:
+        if sentence.rstrip().endswith("?") or declines(sentence):
+            return False
+        if claim_value(sentence, question)[1] and answer_kind(sentence, question, said_by_user) == TOLD:
+            return False
+    return True

@@ -34,6 +34,10 @@ SISTER = "My sister runs a bakery in Marseille."
 LYON = "Two years ago I moved from Paris to Lyon."
 NO_PETS = "We never had pets, my husband is allergic to cats."
 
+MIKEL = "I've got a younger brother, Mikel, who lives in Berlin and works for a start-up. Something with drones."
+FLATMATE = "Now I share a small place in Voorhof with just one other guy, a quiet physics student."
+CONCERT = "Last Friday I went to a concert with my sister and we danced until midnight."
+
 INGRIDS = [INGRID, SINDRE, DAUGHTER, MOVED]
 KWAMES = [KWAME, EFUA, WIFE, HENS]
 
@@ -136,6 +140,16 @@ def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence,
     ("I live in Lyon.", "Which city do I live in now?", [LYON], "You live in Lyon."),
     ("My job is a translator.", "What's my job?", ["I work from home as a translator."], "Your job is a translator."),
     ("I think it's Lyon.", "Which city do I live in now?", [LYON], "I think it's Lyon."),  # the assistant's view stays
+    # a name asked for and none given: talk around it is no answer
+    ("It's a drone start-up.", "What's the name of the start-up Mikel works for?", [MIKEL], DECLINE),
+    ("Your collie's name is Collie.", "What's my collie called?", [DOGS], DECLINE),
+    ("That's a lovely question! The other guy is a quiet physics student.", "What's my flatmate's name?", [FLATMATE],
+     DECLINE),
+    ("Your beagle is called Biscuit.", "What's my beagle called?", [DOGS], "Your beagle is called Biscuit."),
+    ("Do you mean the beagle or the collie?", "What's my dog called?", [DOGS], "Do you mean the beagle or the collie?"),
+    ("I'm not sure of his name.", "What's my flatmate's name?", [FLATMATE], "I'm not sure of his name."),
+    # "who" asks for a person, not in so many words for a name: "your sister" answers it
+    ("That was a fun night!", "Who did I go to the concert with?", [CONCERT], "That was a fun night!"),
 ])
 def test_the_reply_check_declines_what_was_never_told_and_keeps_what_was(text, message, earlier, checked):
     result = check_reply(text, message, earlier)
