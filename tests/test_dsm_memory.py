@@ -229,6 +229,20 @@ def test_an_assistant_echo_of_the_user_s_facts_is_not_the_assistant_s():
     assert "not extracted" in memory.history[1].statement and "I live in Lisbon." in memory.history[1].statement
 
 
+def test_the_assistant_s_questions_back_add_no_fact():
+    from core.methods.dsmart.memory import DynamicStructuredMemory
+
+    memory = DynamicStructuredMemory(None, strong=False)
+    memory.observe_round("I swam two kilometres this morning before work.",
+                         "That's really impressive! What's your favorite thing about being a swimmer?")
+    memory.observe_round("We went to the shelter on Sunday just to look at the dogs.",
+                         "That sounds lovely. Have you thought about adopting a greyhound?")
+    said = " ".join(f"{s} {p} {o}" for s, p, o in memory.facts()).lower()
+    assert "swimmer" not in said and "greyhound" not in said and "adopt" not in said
+    assert "not extracted, the assistant's questions" in memory.history[1].statement
+    assert "Assistant: That sounds lovely." in memory.history[1].statement  # what it stated is still read
+
+
 def test_an_echo_that_misremembers_does_not_overwrite_the_user_s_fact():
     from core.methods.dsmart.memory import DynamicStructuredMemory
 

@@ -104,9 +104,15 @@ class StatementMaker:
         # read as the assistant's they attach the user's facts to the assistant, and read as the
         # user's they would let a misremembered echo ("My name is Bob.") prune what the user said.
         echoes = [s for s in sentences if echoes_user(s, f"{earlier_user} {question}")]
-        reply = " ".join(s for s in sentences if s not in echoes)
+        # The assistant's questions back assert nothing: "What's your favorite thing about being a
+        # swimmer?" made the user's favourite thing a swimmer, "Have you thought about adopting a
+        # greyhound?" a user who adopts one, and such lines came back as memory on later turns
+        asked = [s for s in sentences if s not in echoes and s.rstrip().endswith("?")]
+        reply = " ".join(s for s in sentences if s not in echoes and s not in asked)
         utterances = [u for u in (Utterance("user", question.strip()), Utterance("assistant", reply)) if u.text]
         statement = "\n".join(f"{u.speaker.capitalize()}: {u.text}" for u in utterances)
         if echoes:
             statement += "\n(not extracted, the assistant repeating the user in the first person: " + " ".join(echoes) + ")"
+        if asked:
+            statement += "\n(not extracted, the assistant's questions: " + " ".join(asked) + ")"
         return statement, utterances
