@@ -11,7 +11,7 @@ reply asked something. Run with the code before and after a change, and compare.
     PYTHONPATH=. .venv/bin/python scripts/lab/assistant_question_facts.py \
         results/replies/chat/conversational-long-3/dsmart.jsonl results/replies/chat/conversational-long-3/dsm.jsonl
 
-Measured 2026-11-29: docs/replies.md, "The assistant's questions back are no facts".
+Measured 2026-11-29: docs/replies.md, "Run 3, and a name asked for is a name given".
 """
 
 from __future__ import annotations
