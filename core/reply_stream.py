@@ -36,8 +36,8 @@ from core.metrics.saying_back import restates
 from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
                                greets_only, in_second_person, is_greeting, says_nothing_else, sentence_key,
                                told_part)
-from core.told_answers import (DECLINE, TOLD, UNTOLD, answer_kind, asks_for_name, claim_value, fact_question, gives_no_name,
-                                said_words)
+from core.told_answers import (DECLINE, TOLD, UNTOLD, answer_kind, asks_for_name, fact_question, gives_no_name,
+                                gives_told_name, said_words)
 from core.text import split_sentences, words
 
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
@@ -149,7 +149,7 @@ class CheckedStream:
             if not self._answered:
                 self._answer.append((index, sentence, kind))
                 # to a name question only a told name answers ("It's a drone start-up." is told, no name)
-                if kind == TOLD and (not self._name_asked or claim_value(sentence.text, self.question)[1]):
+                if kind == TOLD and (not self._name_asked or gives_told_name(sentence.text, self.question, self._said)):
                     self._answered = True
                     self._release_answer()
                 return
@@ -163,7 +163,8 @@ class CheckedStream:
         held = [sentence.text for _, sentence, _ in self._answer]
         no_name = self._name_asked and gives_no_name(held, self.question, self._said)
         if self.untold or no_name:
-            self.untold += [] if self.untold else held
+            if not self.untold:  # no sentence named someone else: every held one talked around the name
+                self.untold = held
             self.shown = DECLINE
             self._answer = []
             return

@@ -147,11 +147,12 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(_key(t) for t in tokens if t and t not in STOPWORDS)
 
 
-def _names(sentence: str) -> frozenset[str]:
-    """Stems of the capitalised words after the first, and the numbers (words or digits)."""
+def _names(sentence: str, first: int = 1) -> frozenset[str]:
+    """Stems of the capitalised words from the `first`-th on (after the sentence's first word, whose
+    capital says nothing), and the numbers (words or digits)."""
     tokens = _TOKEN.findall(sentence.replace("\u2019", "'"))
     return frozenset(_key(_bare(t)) for i, t in enumerate(tokens)
-                     if any(c.isdigit() for c in t) or t.lower() in _NUMBERS or (i > 0 and t[0].isupper() and t != "I"))
+                     if any(c.isdigit() for c in t) or t.lower() in _NUMBERS or (i >= first and t[0].isupper() and t != "I"))
 
 
 def negates(text: str) -> bool:
@@ -159,7 +160,7 @@ def negates(text: str) -> bool:
     return any(t in _NEGATIONS or t.endswith("n't") for t in words(text.replace("\u2019", "'")))
 
 
-def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
+def claim_value(sentence: str, question: str, lead_name: bool = False) -> tuple[frozenset[str], bool]:
     """What `sentence` says beyond `question` (stems), and whether that is names and numbers (else
     content words); empty when it makes no claim that answers the question. A short reply is an
     answer by its words alone ("Yanis.", "A dog."): its first word counts as a name when it is
@@ -170,7 +171,7 @@ def claim_value(sentence: str, question: str) -> tuple[frozenset[str], bool]:
     asked = _stems(question) | {_key(_bare(t)) for t in words(question)}
     mine = _stems(sentence) - _ASKING
     tokens = words(sentence.replace("\u2019", "'"))
-    names = _names(sentence) - asked
+    names = _names(sentence, first=0 if lead_name else 1) - asked  # `lead_name`: its first word is read as a name too
     short = len(tokens) <= _SHORT and not set(tokens) <= _ACKNOWLEDGED  # "Noted.", "Sure thing!" answer nothing
     if short and not names:
         first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
@@ -263,10 +264,11 @@ def said_words(earlier_user: Sequence[str]) -> SaidWords:
     return SaidWords(tuple(_keys(m) for m in earlier_user), tuple(k for k, _ in units), tuple(n for _, n in units))
 
 
-def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
+def answer_kind(sentence: str, question: str, said_by_user: SaidWords, lead_name: bool = False) -> str:
     """TOLD, UNTOLD, or NO_CLAIM (the sentence answers nothing: a remark, a question back, a
-    decline); `said_by_user` is `said_words` of the user's earlier messages."""
-    value, named = claim_value(sentence, question)
+    decline); `said_by_user` is `said_words` of the user's earlier messages; `lead_name`: the
+    sentence's capitalised first word is a name of the claim too."""
+    value, named = claim_value(sentence, question, lead_name)
     if not value:
         return NO_CLAIM
     said = said_by_user.messages
@@ -302,6 +304,21 @@ def answer_kind(sentence: str, question: str, said_by_user: SaidWords) -> str:
     return TOLD if told else UNTOLD
 
 
+def gives_told_name(sentence: str, question: str, said_by_user: SaidWords) -> bool:
+    """Whether `sentence` answers a name question with a name the user told: a told claim whose
+    value is a name, or whose first word is one ("Biscuit is your beagle's name.": a claim's names
+    are read after its first word, where a capital means nothing else)."""
+    if claim_value(sentence, question)[1]:
+        return answer_kind(sentence, question, said_by_user) == TOLD
+    first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
+    asked = {_key(_bare(t)) for t in words(question.replace("\u2019", "'"))}
+    lead = bool(first) and first[0][0].isupper() and first[0].lower() not in _NO_NAMES \
+        and _key(_bare(first[0])) not in asked
+    # the first word as the name, held to what a name must be told with ("Jonah is your older
+    # brother." is no answer when Jonah was never told as the brother)
+    return lead and answer_kind(sentence, question, said_by_user, lead_name=True) == TOLD
+
+
 def gives_no_name(sentences: Sequence[str], question: str, said_by_user: SaidWords) -> bool:
     """A reply to a name question with no name told by the user in it, no decline and no question
     back: it talks around the name it does not have ("It's a drone start-up." is told, and is no
@@ -309,6 +326,6 @@ def gives_no_name(sentences: Sequence[str], question: str, said_by_user: SaidWor
     for sentence in sentences:
         if sentence.rstrip().endswith("?") or declines(sentence):
             return False
-        if claim_value(sentence, question)[1] and answer_kind(sentence, question, said_by_user) == TOLD:
+        if gives_told_name(sentence, question, said_by_user):
             return False
     return True

@@ -146,6 +146,11 @@ def test_an_answer_is_told_when_what_it_adds_is_in_what_the_user_wrote(sentence,
     ("That's a lovely question! The other guy is a quiet physics student.", "What's my flatmate's name?", [FLATMATE],
      DECLINE),
     ("Your beagle is called Biscuit.", "What's my beagle called?", [DOGS], "Your beagle is called Biscuit."),
+    ("Biscuit is your beagle's name.", "What's my beagle called?", [DOGS], "Biscuit is your beagle's name."),
+    ("Biscuit.", "What's my beagle called?", [DOGS], "Biscuit."),
+    ("Mikel is your brother.", "What's my brother's name?", [MIKEL], "Mikel is your brother."),
+    ("Itziar works for a start-up with drones.", "What's the name of the start-up Mikel works for?",
+     [MIKEL, "I live with my girlfriend Itziar, a sound engineer."], DECLINE),  # a told name, not the start-up's
     ("Do you mean the beagle or the collie?", "What's my dog called?", [DOGS], "Do you mean the beagle or the collie?"),
     ("I'm not sure of his name.", "What's my flatmate's name?", [FLATMATE], "I'm not sure of his name."),
     # "who" asks for a person, not in so many words for a name: "your sister" answers it
