@@ -27,7 +27,12 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of `text`, stripped (pysbd keeps trailing spaces), empty ones dropped."""
     if not text or not text.strip():
         return []
+    if len(text) > _REMEMBERED_CHARS:  # a document, split once: not kept
+        return [s.strip() for s in _segmenter().segment(text) if s.strip()]
     return list(_split(text))
+
+
+_REMEMBERED_CHARS = 4000  # texts up to a long chat message are remembered: at most ~32 MB for 4,096 of them
 
 
 @lru_cache(maxsize=4096)

@@ -51,3 +51,5 @@ def test_split_sentences_remembers_a_text_and_gives_each_caller_its_own_list():
     first.append("edited by a caller")
     assert split_sentences(text) == ["I moved to Voorhof.", "My flatmate eats cereal."]
     assert split_sentences("  ") == []
+    long = "A long paragraph goes on. " * 200  # over the remembered length: split all the same
+    assert split_sentences(long) == ["A long paragraph goes on."] * 200
