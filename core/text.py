@@ -27,20 +27,21 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of `text`, stripped (pysbd keeps trailing spaces), empty ones dropped."""
     if not text or not text.strip():
         return []
-    if len(text) > _REMEMBERED_CHARS:  # a document, split once: not kept
-        return [s.strip() for s in _segmenter().segment(text) if s.strip()]
-    return list(_split(text))
+    # a document, split once, is not kept; a turn is split again and again
+    return list(_segment(text) if len(text) > _REMEMBERED_CHARS else _remembered(text))
 
 
 _REMEMBERED_CHARS = 4000  # texts up to a long chat message are remembered: at most ~32 MB for 4,096 of them
 
 
-@lru_cache(maxsize=4096)
-def _split(text: str) -> tuple[str, ...]:
-    """Remembered by text: pysbd costs ~5 ms a paragraph here, and a reply splits the same turns
-    again and again (D-SMART's recall once per fact of a turn, the reply check per streamed piece):
-    0.15 s of a `dsmart` reply before its prompt, on 2 cores. A tuple, so no caller edits the cache."""
+def _segment(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in _segmenter().segment(text) if s.strip())
+
+
+# Remembered by text: pysbd costs ~5 ms a paragraph here, and a reply splits the same turns again and
+# again (D-SMART's recall once per fact of a turn, the reply check per streamed piece): 0.15 s of a
+# `dsmart` reply before its prompt, on 2 cores. Tuples, so no caller edits the cache.
+_remembered = lru_cache(maxsize=4096)(_segment)
 
 
 _SPEAKER_TAG = re.compile(r"^\s*[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?:\s+")

@@ -160,6 +160,20 @@ def negates(text: str) -> bool:
     return any(t in _NEGATIONS or t.endswith("n't") for t in words(text.replace("\u2019", "'")))
 
 
+def _asked_keys(question: str) -> frozenset[str]:
+    """The question's words as keys, function words too: what a claim adds is what is not here."""
+    return _stems(question) | {_key(_bare(t)) for t in words(question)}
+
+
+def _lead_name(sentence: str, asked: frozenset[str]) -> frozenset[str]:
+    """The sentence's first word as a name, when it is capitalised, no function word or subject
+    ("The", "You") and not a word of the question (`asked`, `_asked_keys`); else empty."""
+    first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
+    if first and first[0][0].isupper() and first[0].lower() not in _NO_NAMES:
+        return frozenset({_key(_bare(first[0]))}) - asked
+    return frozenset()
+
+
 def claim_value(sentence: str, question: str, lead_name: bool = False) -> tuple[frozenset[str], bool]:
     """What `sentence` says beyond `question` (stems), and whether that is names and numbers (else
     content words); empty when it makes no claim that answers the question. A short reply is an
@@ -168,15 +182,13 @@ def claim_value(sentence: str, question: str, lead_name: bool = False) -> tuple[
     NOT: the user must have said no about it too."""
     if sentence.rstrip().endswith("?") or declines(sentence):
         return frozenset(), False
-    asked = _stems(question) | {_key(_bare(t)) for t in words(question)}
+    asked = _asked_keys(question)
     mine = _stems(sentence) - _ASKING
     tokens = words(sentence.replace("\u2019", "'"))
     names = _names(sentence, first=0 if lead_name else 1) - asked  # `lead_name`: its first word is read as a name too
     short = len(tokens) <= _SHORT and not set(tokens) <= _ACKNOWLEDGED  # "Noted.", "Sure thing!" answer nothing
     if short and not names:
-        first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
-        if first and first[0][0].isupper() and first[0].lower() not in _NO_NAMES:
-            names = frozenset({_key(_bare(first[0]))}) - asked
+        names = _lead_name(sentence, asked)
     answers = bool(mine & asked) or (tokens and tokens[0] in _SUBJECTS) or (tokens and _key(tokens[0]) in asked) \
         or (short and bool(names or mine - asked))
     if not answers:
@@ -310,13 +322,10 @@ def gives_told_name(sentence: str, question: str, said_by_user: SaidWords) -> bo
     are read after its first word, where a capital means nothing else)."""
     if claim_value(sentence, question)[1]:
         return answer_kind(sentence, question, said_by_user) == TOLD
-    first = _TOKEN.findall(sentence.replace("\u2019", "'"))[:1]
-    asked = {_key(_bare(t)) for t in words(question.replace("\u2019", "'"))}
-    lead = bool(first) and first[0][0].isupper() and first[0].lower() not in _NO_NAMES \
-        and _key(_bare(first[0])) not in asked
     # the first word as the name, held to what a name must be told with ("Jonah is your older
     # brother." is no answer when Jonah was never told as the brother)
-    return lead and answer_kind(sentence, question, said_by_user, lead_name=True) == TOLD
+    return bool(_lead_name(sentence, _asked_keys(question))) \
+        and answer_kind(sentence, question, said_by_user, lead_name=True) == TOLD
 
 
 def gives_no_name(sentences: Sequence[str], question: str, said_by_user: SaidWords) -> bool:
