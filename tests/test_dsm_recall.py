@@ -304,3 +304,74 @@ def test_the_trees_similarity_embeds_what_it_is_told_to_prepare_in_one_batch():
     assert similarity.to_query("What is my job?", ["pharmacist", "chess"]) == pytest.approx([0.6, 0.0])
     assert similarity.to_query("What is my job?", ["bread"]) == pytest.approx([0.0])
     assert embedder.calls == 1  # every text was embedded already
+
+
+def test_text_vectors_keep_the_most_recently_used_up_to_their_capacity():
+    import numpy as np
+
+    from core.methods.dsmart.rt_llm import TextVectors
+
+    store = TextVectors(capacity=2)
+    store.put("a", np.array([1.0]))
+    store.put("b", np.array([2.0]))
+    assert store.get("a") == pytest.approx([1.0])  # "a" is now the most recently used
+    store.put("c", np.array([3.0]))
+    assert "b" not in store and "a" in store and "c" in store and len(store) == 2
+    assert store.missing(["c", "d", "b", "d"]) == ["d", "b"]
+
+
+class _Counting:
+    """An embedder that records every text it was asked to embed."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.texts = inner, []
+        self.name, self.dim = inner.name, inner.dim
+
+    def encode(self, texts, batch_size: int = 64):
+        self.texts += list(texts)
+        return self.inner.encode(texts, batch_size)
+
+
+def test_dsmart_embeds_the_new_graph_between_replies_and_the_reply_embeds_only_the_question(hashing_embedder):
+    """Issue 53: the tree embedded the graph's fact lines and labels before every prompt, though the
+    graph had hardly changed. `wait()` (the memory round done, while the person reads) now embeds
+    what is new; the reply's search and link then embed the question and its phrases only (the
+    memory lines' ranking still reads its sentences), and the reply is the same."""
+    pairs = [("My sister Ana moved to Lisbon last year and works as a nurse.", "How nice."),
+             ("I keep a small vegetable patch behind the house.", "Lovely."),
+             ("My neighbour Osvaldo builds violins in his garage.", "What a craft.")]
+    question = "What does my sister do in Lisbon?"
+    replies, embedded = [], []
+    for warm in (True, False):
+        embedder = _Counting(hashing_embedder)
+        method = small_window(create_method("dsmart", Toolkit(llm=ScriptedLLM(["She is a nurse."] * 60), embedder=embedder)))
+        if not warm:
+            method.responder.warm = lambda graph: 0
+        dialogue = Dialogue()
+        chat(method, dialogue, pairs)
+        before = len(embedder.texts)
+        replies.append(method.respond(dialogue, question))
+        embedded.append(embedder.texts[before:])
+    warmed, cold = embedded
+    labels = {"user", "garage", "neighbour", "violins", "small vegetable patch"}
+    assert labels <= set(cold) and any(" | " in text for text in cold)  # the tree's labels and fact lines...
+    assert not labels & set(warmed) and not any(" | " in text for text in warmed)  # ...embedded before the reply
+    (a, b) = replies
+    assert a.text == b.text and [e.text for e in a.evidence] == [e.text for e in b.evidence]
+    searched = [[(n.label, n.value, n.chosen, n.detail.get("subgraph")) for n in r.trace.nodes] for r in replies]
+    assert searched[0] == searched[1]
+
+
+def test_dsmart_embeds_at_most_a_bounded_number_of_texts_between_replies(hashing_embedder, monkeypatch):
+    from core.methods.dsmart import tree_methods
+
+    monkeypatch.setattr(tree_methods, "WARM_TEXTS", 5)
+    embedder = _Counting(hashing_embedder)
+    method = create_method("dsmart", Toolkit(llm=ScriptedLLM(["OK."] * 20), embedder=embedder))
+    method.responder.warm = lambda graph: 0  # the replay first, then one warm step by hand
+    chat(method, Dialogue(), [("My sister Ana moved to Lisbon last year and works as a nurse.", "How nice."),
+                              ("My neighbour Osvaldo builds violins in his garage.", "What a craft.")])
+    del method.responder.warm
+    before = len(embedder.texts)
+    assert method.responder.warm(method.memory.graph) == 5 and len(embedder.texts) - before == 5
+    assert 0 < method.responder.warm(method.memory.graph) <= 5  # the rest, a bounded step at a time

@@ -198,6 +198,19 @@ class EntityLinker:
             return self.lemmatise(label)
         return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in label.split())
 
+    def missing_labels(self, view: MemoryView) -> list[str]:
+        """The entity labels of `view` not embedded yet (`TreeResponder.warm` embeds them between replies)."""
+        return sorted({view.label(n) for n in view.entities()} - self._vectors.keys()) if self.embedder is not None else []
+
+    def keep(self, labels: Sequence[str], vectors) -> None:
+        self._vectors.update(zip(labels, vectors))
+
+    def lemmatise_labels(self, view: MemoryView) -> None:
+        """Lemmatise the labels `_lexical` will compare (a spaCy call each, once per label)."""
+        for node in view.entities():
+            if label := normal(view.label(node)):
+                self._label_lemma(label)
+
     def _embedded(self, query: str, view: MemoryView, nodes: list) -> list[Link]:
         if self.embedder is None:
             return []

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator, Literal
@@ -47,11 +49,11 @@ _NUMBER = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)(?![\d.])")
 class TreeModel:
     def __init__(self, llm: LLM, view: MemoryView, config: RTConfig, *, strong: bool,
                  context: list[Message] | None = None, generation: GenerationSettings = GenerationSettings(),
-                 embedder=None, turns_in_answer: TurnsInAnswer = "messages") -> None:
+                 embedder=None, turns_in_answer: TurnsInAnswer = "messages", vectors: TextVectors | None = None) -> None:
         self.llm, self.view, self.config = llm, view, config
         self.turns_in_answer = turns_in_answer
         self.embedded = embedder is not None and (config.scorer == "embedding" or (config.scorer == "auto" and not strong))
-        self.similarity = Similarity(embedder) if self.embedded else None
+        self.similarity = Similarity(embedder, vectors) if self.embedded else None
         self.prompted = config.policy == "prompted" or (config.policy == "auto" and strong)
         self.choice = config.policy == "choice" or (config.policy == "auto" and not strong)
         self.digits = config.value_scale in ("auto", "digit")
@@ -420,26 +422,60 @@ SHARPNESS = 8.0  # embedding prior: cosine differences of ~0.1 between actions b
 TOP_FACTS = 3  # embedding value: a state is as good as its few best facts, not diluted by the rest
 
 
-class Similarity:
-    """Cosine similarity of the question with texts, each text embedded once per search."""
+class TextVectors:
+    """Embeddings by text, the least recently used dropped beyond `capacity`. A method's searches
+    share one: the graph's fact lines and entity labels are mostly the same from reply to reply,
+    and embedding them again was most of a `dsmart` reply's work before its prompt (issue 53)."""
 
-    def __init__(self, embedder) -> None:
+    def __init__(self, capacity: int = 4096) -> None:
+        self.capacity = capacity
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # the reply's search reads while `TreeResponder.warm` may write
+
+    def __contains__(self, text: str) -> bool:
+        return text in self._vectors
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def get(self, text: str) -> np.ndarray:
+        with self._lock:
+            self._vectors.move_to_end(text)
+            return self._vectors[text]
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        with self._lock:
+            self._vectors[text] = vector
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self.capacity:
+                self._vectors.popitem(last=False)
+
+    def missing(self, texts) -> list[str]:
+        """The distinct `texts` not held, in their first order."""
+        return [t for t in dict.fromkeys(texts) if t not in self._vectors]
+
+
+class Similarity:
+    """Cosine similarity of the question with texts, each text embedded once (`vectors`: kept
+    beyond this search, by the method that passes them)."""
+
+    def __init__(self, embedder, vectors: TextVectors | None = None) -> None:
         self.embedder = embedder
-        self._vectors: dict[str, np.ndarray] = {}
+        self._vectors = vectors if vectors is not None else TextVectors()
 
     def prepare(self, query: str, texts: list[str]) -> None:
         """Embeds in one batch what the next `to_query` calls will ask for: a batch of a dozen short
         texts costs about what one text does on the CPU, and a depth of the search asks per action."""
-        missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._vectors]
+        missing = self._vectors.missing([query, *texts])
         if missing:
             for text, vec in zip(missing, self.embedder.encode(missing)):
-                self._vectors[text] = vec
+                self._vectors.put(text, vec)
 
     def to_query(self, query: str, texts: list[str]) -> np.ndarray:
         stopping.check()  # a stopped reply's search ends here too
         self.prepare(query, texts)
-        q = self._vectors[query]
-        return np.array([float(self._vectors[t] @ q) for t in texts])
+        q = self._vectors.get(query)
+        return np.array([float(self._vectors.get(t) @ q) for t in texts])
 
 
 def softmax(x: np.ndarray) -> np.ndarray:

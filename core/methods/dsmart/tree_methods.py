@@ -38,7 +38,7 @@ from core.methods.dsmart.dsm_method import DsmBacked
 from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchResult, State, path_to
 from core.methods.dsmart.recall import Recalled, memory_text, render, sourced_facts
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
-from core.methods.dsmart.rt_llm import TreeModel, TurnsInAnswer
+from core.methods.dsmart.rt_llm import TextVectors, TreeModel, TurnsInAnswer
 from core.methods.layout import conversation_window, window_messages
 from core.methods.method import Method, Progress, Stopwatch, Toolkit
 from core.paths import MissingResource
@@ -88,6 +88,8 @@ class TreeResponder:
     # which adds who said each fact, from its memory
     evidence: Callable[[SearchResult, MemoryView], list[Evidence]] | None = None
     _linker: EntityLinker | None = field(default=None, init=False, repr=False)
+    # the search's embeddings of fact lines and labels, kept from reply to reply (the graph changes little)
+    _vectors: TextVectors = field(default_factory=TextVectors, init=False, repr=False)
 
     def reply(self, dialogue: Dialogue, query: str, graph: Graph, memory_note: dict | None = None,
               recall: Callable[[SearchResult, MemoryView, list[str]], list[Recalled]] | None = None) -> Reply:
@@ -104,7 +106,8 @@ class TreeResponder:
             links = self.linker().link(query, view, cfg.tree.max_linked) if view.facts else []
         model = TreeModel(llm, view, cfg.tree, strong=self.tools.strong,
                           context=window_messages(conversation_window(dialogue.turns(), gen.max_history_chars)),
-                          generation=gen, embedder=self.tools.embedder, turns_in_answer=cfg.turns_in_answer)
+                          generation=gen, embedder=self.tools.embedder, turns_in_answer=cfg.turns_in_answer,
+                          vectors=self._vectors)
         started = watch.started
         self.progress(Progress("tree", _search_line(view, links, cfg.tree), 0.0))
         tree = ReasoningTree(view, model, cfg.tree,
@@ -140,6 +143,35 @@ class TreeResponder:
             llm_calls=llm.calls - calls0,
         )
 
+    def warm(self, graph: Graph) -> int:
+        """Embed, between replies, the fact lines and entity labels of `graph` that the next search
+        and link would otherwise embed before the prompt (issue 53: most of `dsmart`'s time before
+        its first word was embedding texts of an unchanged graph). At most WARM_TEXTS a call (a
+        round adds a few dozen; a replayed haystack is left to its searches), and a graph of more
+        texts than half the store holds is left to the search. Returns how many were embedded."""
+        tree = self.config().tree
+        if self.tools.embedder is None:
+            return 0
+        view = MemoryView(graph)
+        if not view.facts:
+            return 0
+        lines = []  # what the search's embedding prior and values read (TreeModel.embedded)
+        if tree.scorer == "embedding" or (tree.scorer == "auto" and not self.tools.strong):
+            read = list(dict.fromkeys([*(view.fact_line(t) for t in view.facts), *(view.label(n) for n in view.entities())]))
+            lines = self._vectors.missing(read) if len(read) <= self._vectors.capacity // 2 else []
+        self.linker().lemmatise_labels(view)
+        labels = self.linker().missing_labels(view)
+        texts = list(dict.fromkeys(lines + labels))[:WARM_TEXTS]
+        if not texts:
+            return 0
+        vectors = dict(zip(texts, self.tools.embedder.encode(texts)))
+        for text in lines:
+            if text in vectors:
+                self._vectors.put(text, vectors[text])
+        labels = [label for label in labels if label in vectors]
+        self.linker().keep(labels, [vectors[label] for label in labels])
+        return len(texts)
+
     def tree_evidence(self, result: SearchResult, view: MemoryView) -> list[Evidence]:
         """The facts of the chosen state, valued by it (a method with a memory adds their sources)."""
         return [Evidence(view.fact_line(t), float(result.best.value), "reasoning tree", EVIDENCE_FACT) for t in result.best.facts]
@@ -150,6 +182,9 @@ class TreeResponder:
             lemmatise, phrases = _spacy_helpers(self.tools.spacy_model)
             self._linker = EntityLinker(lemmatise, self.tools.embedder, self.config().tree.link_threshold, phrases)
         return self._linker
+
+
+WARM_TEXTS = 128  # texts `TreeResponder.warm` embeds at most per call (~0.3 s on one CPU thread)
 
 
 def _spacy_helpers(model: str):
@@ -201,6 +236,12 @@ class DsmartMethod(DsmBacked):
                                              "round": None if found.turn_index is None else found.turn_index + 1}
             out.append(Evidence(view.fact_line(triple), float(result.best.value), "reasoning tree", EVIDENCE_FACT, meta))
         return out
+
+    def wait(self) -> None:
+        """The memory round done, and what the next search embeds of the new graph embedded (while
+        the person reads the reply, not before the next one's first word)."""
+        super().wait()
+        self.responder.warm(self.memory.graph)
 
     def respond(self, dialogue: Dialogue, query: str) -> Reply:
         history = self.memory.history
