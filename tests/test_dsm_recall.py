@@ -316,8 +316,22 @@ def test_text_vectors_keep_the_most_recently_used_up_to_their_capacity():
     store.put("b", np.array([2.0]))
     assert store.get("a") == pytest.approx([1.0])  # "a" is now the most recently used
     store.put("c", np.array([3.0]))
-    assert "b" not in store and "a" in store and "c" in store and len(store) == 2
+    assert "b" not in store and "a" in store and "c" in store and len(store) == 2 and store.get("b") is None
     assert store.missing(["c", "d", "b", "d"]) == ["d", "b"]
+
+
+def test_a_search_larger_than_the_kept_store_still_compares_every_text_and_the_next_reuses_it():
+    from core.methods.dsmart.rt_llm import Similarity, TextVectors
+
+    embedder = _Counting(TableEmbedder({"What is my job?": (1.0, 0.0, 0.0), "pharmacist": (0.6, 0.8, 0.0),
+                                        "bread": (0.0, 1.0, 0.0), "chess": (0.0, 0.0, 1.0)}))
+    kept = TextVectors(capacity=2)
+    texts = ["pharmacist", "bread", "chess"]
+    assert Similarity(embedder, kept).to_query("What is my job?", texts) == pytest.approx([0.6, 0.0, 0.0])
+    assert len(kept) == 2 and "chess" in kept and "What is my job?" not in kept  # the two most recent kept
+    embedder.texts.clear()
+    assert Similarity(embedder, kept).to_query("What is my job?", ["chess", "bread"]) == pytest.approx([0.0, 0.0])
+    assert embedder.texts == ["What is my job?"]  # "chess" and "bread" came from the store
 
 
 class _Counting:

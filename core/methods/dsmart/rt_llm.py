@@ -438,10 +438,13 @@ class TextVectors:
     def __len__(self) -> int:
         return len(self._vectors)
 
-    def get(self, text: str) -> np.ndarray:
+    def get(self, text: str) -> np.ndarray | None:
+        """The text's vector (now the most recently used), None when not held."""
         with self._lock:
-            self._vectors.move_to_end(text)
-            return self._vectors[text]
+            vector = self._vectors.get(text)
+            if vector is not None:
+                self._vectors.move_to_end(text)
+            return vector
 
     def put(self, text: str, vector: np.ndarray) -> None:
         with self._lock:
@@ -456,26 +459,37 @@ class TextVectors:
 
 
 class Similarity:
-    """Cosine similarity of the question with texts, each text embedded once (`vectors`: kept
-    beyond this search, by the method that passes them)."""
+    """Cosine similarity of the question with texts, each text embedded once per search, and taken
+    from `kept` (the method's store across searches) when it holds it already."""
 
-    def __init__(self, embedder, vectors: TextVectors | None = None) -> None:
+    def __init__(self, embedder, kept: TextVectors | None = None) -> None:
         self.embedder = embedder
-        self._vectors = vectors if vectors is not None else TextVectors()
+        self.kept = kept
+        self._vectors: dict[str, np.ndarray] = {}  # this search's: the store may drop what it holds
 
     def prepare(self, query: str, texts: list[str]) -> None:
         """Embeds in one batch what the next `to_query` calls will ask for: a batch of a dozen short
         texts costs about what one text does on the CPU, and a depth of the search asks per action."""
-        missing = self._vectors.missing([query, *texts])
+        missing = []
+        for text in dict.fromkeys([query, *texts]):
+            if text in self._vectors:
+                continue
+            found = self.kept.get(text) if self.kept is not None else None
+            if found is None:
+                missing.append(text)
+            else:
+                self._vectors[text] = found
         if missing:
             for text, vec in zip(missing, self.embedder.encode(missing)):
-                self._vectors.put(text, vec)
+                self._vectors[text] = vec
+                if self.kept is not None:
+                    self.kept.put(text, vec)
 
     def to_query(self, query: str, texts: list[str]) -> np.ndarray:
         stopping.check()  # a stopped reply's search ends here too
         self.prepare(query, texts)
-        q = self._vectors.get(query)
-        return np.array([float(self._vectors.get(t) @ q) for t in texts])
+        q = self._vectors[query]
+        return np.array([float(self._vectors[t] @ q) for t in texts])
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
