@@ -26,6 +26,23 @@ from core.methods import create_method
 from core.toolkit import make_toolkit
 
 
+def dialogues_of(records_path: str) -> dict[int, list[dict]]:
+    """A `chat --script` transcript's replies by dialogue, each dialogue's in turn order (forget
+    steps and other records without a reply left out)."""
+    by_dialogue: dict[int, list[dict]] = {}
+    for line in Path(records_path).read_text().splitlines():
+        if line.strip() and "reply" in (r := json.loads(line)):
+            by_dialogue.setdefault(r["dialogue"], []).append(r)
+    return {d: sorted(rs, key=lambda r: r["turn"]) for d, rs in sorted(by_dialogue.items())}
+
+
+def write_summary(out: str, summary: dict, detail: str) -> None:
+    """`summary` as JSON to `out`; printed without its `detail` list."""
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in summary.items() if k != detail}, indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", required=True, help="a chat --script transcript of dsm or dsmart")
@@ -33,17 +50,13 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
-    records = [json.loads(line) for line in Path(args.records).read_text().splitlines() if line.strip()]
-    by_dialogue: dict[int, list[dict]] = {}
-    for r in records:
-        if "reply" in r:
-            by_dialogue.setdefault(r["dialogue"], []).append(r)
-    dialogues = sorted(by_dialogue)[: args.dialogues or None]
+    by_dialogue = dialogues_of(args.records)
+    dialogues = list(by_dialogue)[: args.dialogues or None]
     tools = make_toolkit(LLMSettings())
     rounds = []
     for d in dialogues:
         memory = create_method("dsmart", tools).memory  # a fresh DSM per dialogue, the method's own config
-        for r in sorted(by_dialogue[d], key=lambda r: r["turn"]):
+        for r in by_dialogue[d]:
             record = memory.observe_round(r["user"], r["reply"], r["turn"], "2026-11-29")
             generate = record.cost or {}
             calls = sum(stage.get("llm_calls", 0) for stage in generate.values()) if isinstance(generate, dict) else 0
@@ -62,9 +75,7 @@ def main() -> None:
         "median_llm_calls": statistics.median(r["llm_calls"] for r in rounds),
         "per_round": rounds,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in summary.items() if k != "per_round"}, indent=1))
+    write_summary(args.out, summary, "per_round")
 
 
 if __name__ == "__main__":

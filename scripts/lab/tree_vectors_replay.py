@@ -18,10 +18,8 @@ Measured 2026-11-29: docs/speed.md, "The tree's embeddings kept between replies"
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
-from pathlib import Path
 
 from core.chat import ChatSession
 from core.config import LLMSettings
@@ -31,6 +29,7 @@ from core.methods.dsmart.rt_llm import TreeModel
 from core.methods.dsmart.tree_methods import _spacy_helpers
 from core.methods.layout import conversation_window, window_messages
 from core.toolkit import make_toolkit
+from scripts.lab.dsm_round_time import dialogues_of, write_summary
 
 
 def search(session: ChatSession, view: MemoryView, query: str, linker: EntityLinker, vectors) -> dict:
@@ -55,16 +54,10 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
-    records = [json.loads(line) for line in Path(args.records).read_text().splitlines() if line.strip()]
-    by_dialogue: dict[int, list[dict]] = {}
-    for r in records:
-        if "reply" in r:
-            by_dialogue.setdefault(r["dialogue"], []).append(r)
     tools = make_toolkit(LLMSettings())
     lemmatise, phrases = _spacy_helpers(tools.spacy_model)
     rows = []
-    for d in sorted(by_dialogue):
-        turns = sorted(by_dialogue[d], key=lambda r: r["turn"])
+    for d, turns in dialogues_of(args.records).items():
         session = ChatSession("dsmart", tools, judge=None)
         for before, after in zip(turns, turns[1:]):
             session.replay(before["user"], before["reply"])  # stores the exchange, waits: the method warms here
@@ -87,9 +80,7 @@ def main() -> None:
         "same_links": sum(r["same_links"] for r in rows),
         "per_search": rows,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in summary.items() if k != "per_search"}, indent=1))
+    write_summary(args.out, summary, "per_search")
 
 
 if __name__ == "__main__":

@@ -220,7 +220,7 @@ class EntityLinker:
         missing = sorted({l for l in labels if l not in self._vectors})
         # the new labels and the query's phrases in one batch: a call costs about what a batch does
         vectors = np.asarray(self.embedder.encode(missing + phrases))
-        self._vectors.update(zip(missing, vectors[: len(missing)]))
+        self.keep(missing, vectors[: len(missing)])
         label_matrix = np.stack([self._vectors[l] for l in labels])
         sims = vectors[len(missing):] @ label_matrix.T  # unit vectors: cosine similarity
         best = sims.max(axis=0)
