@@ -448,12 +448,15 @@ def _add_loadtest(sub) -> None:
     p.add_argument("--sessions", type=int, default=100)
     p.add_argument("--replicas", type=int, default=2)
     p.add_argument("--llm", choices=["stub", "llamacpp"], default="stub")
-    p.add_argument("--llm-servers", type=int, default=2, help="LLM server processes behind nginx least_conn")
+    p.add_argument("--llm-servers", type=int, default=2, help="LLM server processes (each also behind nginx least_conn)")
     p.add_argument("--messages", type=int, default=3, help="messages per session")
     p.add_argument("--think", type=float, default=20.0, help="mean seconds between a reply and the next message")
     p.add_argument("--faults", action="store_true", help="SIGKILL a replica, restart PostgreSQL, kill an LLM server mid-run")
     p.add_argument("--heavy", type=int, default=0, help="owners keeping the model busy (4 tabs each, long messages back to back)")
     p.add_argument("--no-fair-queue", action="store_true", help="run the replicas with the fair LLM queue off, for comparison")
+    p.add_argument("--llm-routing", choices=["app", "nginx"], default="app",
+                   help="app: the replicas get every LLM server's URL and place each request themselves "
+                        "(core/llm/endpoint_pool.py); nginx: one URL, nginx's least_conn picks the server")
     p.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder); repeatable")
     p.add_argument("--out", type=Path, default=None)
@@ -468,7 +471,7 @@ def _run_loadtest(args) -> int:
             "--llm", args.llm, "--llm-servers", str(args.llm_servers), "--messages", str(args.messages),
             "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
             "--heavy", str(args.heavy), *(["--no-fair-queue"] if args.no_fair_queue else []),
-            *(x for kv in args.app_env for x in ("--app-env", kv))]
+            "--llm-routing", args.llm_routing, *(x for kv in args.app_env for x in ("--app-env", kv))]
     os.chdir(paths.REPO_ROOT)
     os.execv(sys.executable, argv)
     return 1  # not reached

@@ -68,8 +68,11 @@ class LLMPool:
 
 class Cluster:
     def __init__(self, replicas: int, llm: str, llm_servers: int, secret: str | None = None,
-                 extra_env: dict | None = None, stub_args: list[str] | None = None) -> None:
+                 extra_env: dict | None = None, stub_args: list[str] | None = None, llm_routing: str = "app") -> None:
         self.extra_env = extra_env or {}
+        # "app": the replicas are given every LLM server and place each request themselves
+        # (core.llm.endpoint_pool); "nginx": one URL, nginx's least_conn picks the server
+        self.llm_routing = llm_routing
         self.folder = Path(tempfile.mkdtemp(prefix="loadtest-"))
         self.folder.chmod(0o755)  # nginx workers (nobody) read below it
         self.secret = secret or secrets.token_hex(16)  # every replica must verify every owner cookie
@@ -81,7 +84,8 @@ class Cluster:
         self.db_url = ""
 
     def app_env(self) -> dict:
-        return app_env(self.db_url, self.secret, self.nginx.llm_url, "stub" if self.llm.kind == "stub" else "smollm2-135m",
+        llm_url = ",".join(self.nginx.llm_urls) if self.llm_routing == "app" else self.nginx.llm_url
+        return app_env(self.db_url, self.secret, llm_url, "stub" if self.llm.kind == "stub" else "smollm2-135m",
                        self.extra_env)
 
     def start(self) -> "Cluster":

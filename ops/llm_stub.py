@@ -2,7 +2,7 @@
 way a real endpoint would, or fails the way real ones do (hangs, 401, 429, 500, malformed JSON).
 
     with LLMStub() as stub:            # stub.url is the base URL, e.g. http://127.0.0.1:PORT/v1
-        stub.mode = "hang"             # "ok" | "hang" | "401" | "403" | "429" | "500" | "bad-json" | "empty"
+        stub.mode = "hang"             # "ok" | "hang" | "401" | "403" | "429" | "500" | "502" | "bad-json" | "empty"
         ...
         stub.requests                  # the JSON bodies received, in order
         stub.headers                   # the request headers (lower-case names), in order
@@ -100,9 +100,9 @@ class LLMStub:
             self.hanging.set()
             self._release.wait(self.hang_s)
             return h._send(200, _completion(body, "late"))
-        if mode in ("401", "403", "429", "500"):
+        if mode in ("401", "403", "429", "500", "502"):
             message = {"401": "Incorrect API key provided", "403": "Forbidden", "429": "Rate limit reached",
-                       "500": "internal error"}[mode]
+                       "500": "internal error", "502": "Bad Gateway (a proxy in front of a dead server)"}[mode]
             # like some proxies, echo the credentials the request carried
             message += f" (request had {h.headers.get('Authorization', 'no key')})"
             return h._send(int(mode), {"error": {"message": message, "type": "stub", "code": mode}})

@@ -9,7 +9,9 @@ with think times. Page response = seconds from pressing Enter to the end of the 
 Faults (--faults), during the concurrent phase: SIGKILL one replica (its users' websockets drop;
 they reconnect through nginx to another replica, open their conversation and must see every
 acknowledged message; a message whose answer never came is sent again only if it was not stored),
-then restart it; restart PostgreSQL; SIGKILL one LLM server (nginx least_conn routes around it).
+then restart it; restart PostgreSQL; SIGKILL one LLM server (the replicas, given every server's URL
+(--llm-routing app, the default), skip it: core.llm.endpoint_pool; with --llm-routing nginx, nginx's
+least_conn routes around it).
 
 Afterwards the database is read: every acknowledged message must be stored exactly once with its
 reply. The JSON summary: sessions, errors, single_p95_s, p95_s, p95_ratio, acknowledged, stored,
@@ -33,8 +35,10 @@ import json
 import os
 import platform
 import random
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -420,6 +424,37 @@ def slowest_responses(users: list[User], t0: float, n: int = 20) -> list[dict]:
     return sorted(rows, key=lambda r: -r["seconds"])[:n]
 
 
+def model_figures(trace: Path, solo: User, users: list[User]) -> dict:
+    """From the replicas' queue trace: each reply request's time from reaching the queue to its first
+    piece from the model (queued + prefill), for the light user alone and the light users, and how
+    many light requests waited in the queue and went to each server. Beside the page's first words
+    (which also hold a question's reply until a sentence answers it: issue 52's reply check), these
+    say whether a slow light reply waited for the model or for the page."""
+    records = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+    streamed = [r for r in records if r["served"] and r["first_s"] is not None]
+    light_owners = {u.owner for u in users}
+
+    def first(owners: set[str]) -> list[float]:
+        return [r["queued_s"] + r["first_s"] for r in streamed if r["owner"] in owners]
+
+    light = [r for r in records if r["owner"] in light_owners]
+    servers: dict[str, int] = {}
+    for r in light:
+        servers[str(r["server"])] = servers.get(str(r["server"]), 0) + 1
+    t0 = min((r["end"] - (r["total_s"] or 0) - r["queued_s"] for r in records), default=0.0)
+    timeline = [{"submitted_s": round(r["end"] - (r["total_s"] or 0) - r["queued_s"] - t0, 2),
+                 "who": r["owner"].removeprefix("anon:"), **{k: r[k] for k in (
+                     "server", "prompt_tokens", "generated", "queued_s", "first_s", "total_s")}}
+                for r in records if r["owner"] in light_owners or r["owner"].startswith("anon:heavy")]
+    return {"solo_model_first_p95_s": percentile(first({solo.owner}), 95),
+            "light_model_first_p95_s": percentile(first(light_owners), 95),
+            "light_model_first_s": sorted((round(t, 2) for t in first(light_owners)), reverse=True),
+            "light_requests_queued": sum(r["queued_s"] > 0.05 for r in light),
+            "light_requests_by_server": dict(sorted(servers.items())),
+            # every light and heavy request, in the order sent: which server, and where its time went
+            "requests": sorted(timeline, key=lambda r: r["submitted_s"])}
+
+
 def queue_capacity(args) -> int:
     """Requests the LLM pool serves at once, the replicas' queue capacity. llama.cpp servers and the
     heavy-run stub serve SLOTS_PER_SERVER each. The light-run stub answers any number at once, so
@@ -440,9 +475,14 @@ def measure(args) -> dict:
     extra.setdefault("WORKBENCH_LLM_QUEUE_SLOTS", str(queue_capacity(args)))
     if args.no_fair_queue:
         extra["WORKBENCH_LLM_QUEUE"] = "off"
+    # the replicas' queue writes one line per model request: where the light users' time went
+    trace_dir = tempfile.mkdtemp(prefix="queue-trace-")
+    trace = Path(trace_dir) / "queue-trace.jsonl"
+    extra.setdefault("WORKBENCH_LLM_QUEUE_TRACE", str(trace))
     # with heavy owners the stub answers like a model: two at a time, a long prompt taking longer
     stub_args = ["--delay", "1.0", "--per-kchar", "1.0", "--slots", str(SLOTS_PER_SERVER)] if args.heavy else []
-    with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra, stub_args=stub_args) as cluster:
+    with Cluster(args.replicas, args.llm, args.llm_servers, extra_env=extra, stub_args=stub_args,
+                 llm_routing=args.llm_routing) as cluster:
         phases["cluster_start_s"] = round(time.perf_counter() - t0, 1)
         url, secret = cluster.nginx.url, cluster.secret
         warm = [threading.Thread(target=run_users, args=(app.url, [User(f"warm{k}", f"anon:warm{k}")], secret, 1, 0.0))
@@ -497,6 +537,7 @@ def measure(args) -> dict:
         "date": time.strftime("%Y-%m-%d"), "command": "python -m core loadtest " + " ".join(sys.argv[1:]),
         "code_version": code_version(),
         "sessions": args.sessions, "replicas": args.replicas, "llm": args.llm, "llm_servers": args.llm_servers,
+        "llm_routing": args.llm_routing,
         "messages_each": args.messages, "think_s": args.think, "faults": faults.events if faults else [],
         "errors": len(errors), "error_samples": errors[:20],
         "single_p50_s": percentile(solo.timings, 50), "single_p95_s": single_p95,
@@ -517,11 +558,16 @@ def measure(args) -> dict:
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     solo_first, light_first = percentile(solo.first_text, 95), percentile([t for u in users for t in u.first_text], 95)
+    summary.update(model_figures(trace, solo, users))
+    shutil.rmtree(trace_dir, ignore_errors=True)
     summary.update({
         "heavy": args.heavy, "heavy_tabs": HEAVY_TABS if heavy else 0, "fair_queue": not args.no_fair_queue,
         "queue_capacity": int(extra["WORKBENCH_LLM_QUEUE_SLOTS"]),
         "solo_first_text_p95_s": solo_first, "light_first_text_p95_s": light_first,
         "fair_ratio": round(light_first / solo_first, 2) if light_first and solo_first else None,
+        # every value behind the two p95s, slowest first: with 3 and 15 of them one reply sets each
+        "solo_first_text_s": sorted((round(t, 2) for t in solo.first_text), reverse=True),
+        "light_first_text_s": sorted((round(t, 2) for u in users for t in u.first_text), reverse=True),
         "heavy_requests_done": sum(len(u.acknowledged) for u in heavy),
         "queue_position_shown": sum(u.queue_shown for u in users),
     })
@@ -547,6 +593,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--heavy", type=int, default=0)
     parser.add_argument("--no-fair-queue", action="store_true")
+    parser.add_argument("--llm-routing", choices=["app", "nginx"], default="app",
+                        help="app: the replicas get every LLM server's URL and place each request (the queue's "
+                             "placement; without the queue, the least busy); nginx: one URL, nginx's least_conn")
     parser.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                         help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder)")
     parser.add_argument("--out", type=Path)

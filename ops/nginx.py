@@ -45,6 +45,26 @@ def render(template: str, values: dict[str, str]) -> str:
     return re.sub(r"\$\{([A-Z_][A-Z0-9_]*)\}", sub, template)
 
 
+# One LLM server behind one port, for an app that places its requests itself (core.llm.endpoint_pool):
+# nginx only passes them through and logs them beside the pool's, so the load test counts them
+# the same way. A dead server answers 502, which the app reads as "try the next server".
+PASS_THROUGH = """
+server {{
+    listen 127.0.0.1:{listen};
+    client_max_body_size 20m;
+    access_log {log};
+    location / {{
+        proxy_pass http://127.0.0.1:{server};
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_buffering off;
+        proxy_read_timeout 600s;
+        proxy_connect_timeout 2s;
+    }}
+}}
+"""
+
+
 def servers(ports: list[int], fail_timeout_s: int) -> str:
     return " ".join(f"server 127.0.0.1:{p} max_fails=1 fail_timeout={fail_timeout_s}s;" for p in ports)
 
@@ -66,6 +86,11 @@ class Nginx:
             "LLM_LISTEN": f"127.0.0.1:{self.llm_port}", "LLM_SERVERS": servers(llm_ports, 10),
             "LLM_ACCESS_LOG": str(self.llm_log),
         })
+        # each LLM server also on its own port: `llm_urls`, for an app that addresses them itself
+        self.llm_each_ports = [free_port() for _ in llm_ports]
+        self.llm_urls = [f"http://127.0.0.1:{p}/v1" for p in self.llm_each_ports]
+        conf += "".join(PASS_THROUGH.format(listen=p, server=q, log=self.llm_log)
+                        for p, q in zip(self.llm_each_ports, llm_ports))
         (self.prefix / "workbench.conf").write_text(conf)
         (self.prefix / "nginx.conf").write_text(MAIN.format(prefix=self.prefix))
         self.proc: subprocess.Popen | None = None
@@ -79,6 +104,8 @@ class Nginx:
                                      stdout=subprocess.DEVNULL, stderr=open(self.prefix / "stderr.log", "w"))
         wait_port(self.app_port, 20, self.proc, "nginx")
         wait_port(self.llm_port, 20, self.proc, "nginx")
+        for port in self.llm_each_ports:
+            wait_port(port, 20, self.proc, "nginx")
         return self
 
     def llm_requests(self) -> int:

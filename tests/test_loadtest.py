@@ -57,6 +57,7 @@ def test_six_sessions_two_replicas_with_faults_lose_and_duplicate_nothing(tmp_pa
     assert summary["isolation"]["ok"]
     assert summary["single_p95_s"] and summary["p95_s"] and summary["p95_ratio"]
     assert summary["queue_capacity"] == 7  # the stub answers any number at once: the queue holds none back
+    assert summary["llm_routing"] == "app"  # the replicas placed every request themselves, past the killed server
 
 
 @pytest.mark.slow
@@ -79,6 +80,9 @@ def test_a_heavy_owner_beside_light_users_with_the_fair_queue(tmp_path, tiny_nli
     assert summary["queue_capacity"] == 2  # one stub answering two at a time, as a llama.cpp server does
     assert summary["solo_first_text_p95_s"] and summary["light_first_text_p95_s"] and summary["fair_ratio"]
     assert summary["acknowledged"] == 2 * 2 + summary["heavy_requests_done"]
+    # the replicas' queue trace: every light reply request timed to its first piece
+    assert summary["light_model_first_p95_s"] and len(summary["light_model_first_s"]) >= 2 * 2
+    assert {r["who"] for r in summary["requests"]} >= {"user0", "user1", "heavy0"}
 
 
 @pytest.mark.parametrize("llm, heavy, servers, sessions, capacity", [

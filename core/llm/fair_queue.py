@@ -14,6 +14,15 @@ The rules, applied each time a slot frees or a request arrives:
   slots, at least one: with llama.cpp's two, one slot stays free for the next person, who then
   starts at once instead of waiting for a reply; on a pool of four CPU slots a heavy owner holding
   two kept light users' first words at 19x a user alone, holding one at 3.9x: docs/operations.md);
+- servers: an endpoint that is a pool of servers the app addresses itself (core.llm.endpoint_pool)
+  has its slots split between them, and a request starts on the server where its first words are
+  expected soonest: a free slot beside the least prefill still to do (a short reply beside another
+  person's long pasted prompt shares that server's compute with its prefill and waits for it), and
+  the server that served the owner last unless another is clearly sooner (it holds the owner's
+  conversation in its prompt cache: elsewhere the whole prompt is computed again); a long prompt
+  also counts the delay its prefill puts on the replies already on a server. A request never
+  starts beside a long prompt still being computed while a server without one can take it or
+  will free a slot. A server the pool found down is not chosen while another is up;
 - a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
   is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
 
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +53,9 @@ from dataclasses import dataclass, field
 from core.llm import cancel as stopping
 from core.llm.base import LLMError
 
+# a prompt this long (estimated tokens) still being computed holds its server's compute for seconds:
+# a pasted note, not a chat turn (whose conversation is mostly in the server's cache)
+LONG_PROMPT = 512
 INTERACTIVE = 0  # a reply someone is waiting for
 BACKGROUND = 1  # work started from a page: benchmarks, imports
 DEFAULT_OWNER = "cli"
@@ -59,10 +72,16 @@ class QueueSettings:
     max_waiting: int = 64  # requests waiting, all owners
     max_waiting_per_owner: int = 16
     enabled: bool = True  # False: every request goes straight to the backend (the old behaviour, for comparison)
+    servers: int = 1  # servers the capacity is split between (a pool the app addresses itself)
+    trace: str = ""  # a file to append one JSON line per request served (the load test reads it)
 
     @property
     def owner_limit(self) -> int:
         return self.per_owner if self.per_owner > 0 else max(1, self.capacity // 4)
+
+    @property
+    def server_slots(self) -> int:
+        return max(1, -(-self.capacity // max(1, self.servers)))
 
 
 @dataclass(frozen=True)
@@ -147,8 +166,12 @@ class Ticket:
     prompt_tokens: int = 0  # estimated, for the wait estimate
     max_tokens: int = 0
     thread: int = 0  # the thread that asked (a request made while it holds a slot does not wait for itself)
+    server: int = 0  # where it was started (servers > 1)
     granted: bool = False
+    submitted_at: float = 0.0
     started_at: float | None = None
+    streaming: bool = False  # its first piece is reported (`first_piece`)
+    first_at: float | None = None  # its first generated piece came: its prefill is done
     done: bool = False
 
 
@@ -157,6 +180,7 @@ class _State:
     waiting: list[Ticket] = field(default_factory=list)  # arrival order
     in_flight: list[Ticket] = field(default_factory=list)
     last_served: dict[str, int] = field(default_factory=dict)  # owner -> grant number of its latest start
+    last_server: dict[str, int] = field(default_factory=dict)  # owner -> the server of its latest start
     grants: int = 0
 
 
@@ -178,10 +202,12 @@ class FairScheduler:
     """The queue of one model (or one replica of an endpoint). Thread-safe. `clock` is injectable
     so tests can build timelines by hand."""
 
-    def __init__(self, settings: QueueSettings = QueueSettings(), clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: QueueSettings = QueueSettings(), clock: Callable[[], float] = time.monotonic,
+                 server_up: Callable[[int], bool] | None = None) -> None:
         self.settings = settings
         self.rates = Rates()
         self.clock = clock
+        self.server_up = server_up or (lambda k: True)  # the pool's health (core.llm.endpoint_pool)
         self._state = _State()
         self._cond = threading.Condition()
         self._seq = itertools.count()
@@ -202,14 +228,15 @@ class FairScheduler:
 
     # -- the non-blocking core (what the tests drive step by step) ------------------------------------
     def submit(self, owner: str, priority: int = INTERACTIVE, prompt_tokens: int = 0, max_tokens: int = 0,
-               thread: int = 0) -> Ticket:
+               thread: int = 0, streaming: bool = False) -> Ticket:
         """Queue a request; it may start at once (`ticket.granted`). QueueFull past the bounds."""
         s, cfg = self._state, self.settings
-        ticket = Ticket(owner, priority, next(self._seq), prompt_tokens, max_tokens, thread)
+        ticket = Ticket(owner, priority, next(self._seq), prompt_tokens, max_tokens, thread, streaming=streaming,
+                        submitted_at=self.clock())
         with self._cond:
-            nested = thread and any(t.thread == thread and t.owner == owner for t in s.in_flight)
-            if not cfg.enabled or nested:  # off, or asked by a request that holds a slot: waiting for itself never ends
-                self._grant(ticket)
+            holder = next((t for t in s.in_flight if thread and t.thread == thread and t.owner == owner), None)
+            if not cfg.enabled or holder:  # off, or asked by a request that holds a slot: waiting for itself never ends
+                self._grant(ticket, holder.server if holder else 0)
                 return ticket
             s.waiting.append(ticket)
             self._dispatch()
@@ -229,6 +256,7 @@ class FairScheduler:
             if ticket.done:
                 return
             ticket.done = True
+            record = self._record(ticket, completion_tokens, total_s) if self.settings.trace else None
             if ticket in self._state.in_flight:
                 self._state.in_flight.remove(ticket)
             elif ticket in self._state.waiting:
@@ -237,6 +265,27 @@ class FairScheduler:
                 self.rates.observe(prompt_tokens, completion_tokens, first_s, total_s)
             self._dispatch()
             self._cond.notify_all()
+        if record is not None:
+            with open(self.settings.trace, "a", encoding="utf-8") as out:  # one short line: appended whole
+                out.write(json.dumps(record) + "\n")
+
+    def _record(self, t: Ticket, completion_tokens: int, total_s: float | None) -> dict:
+        """What the trace keeps of a request that ended: who, where, and where its time went."""
+        now = self.clock()
+        started = t.started_at
+        return {"end": round(time.time(), 3), "owner": t.owner, "priority": t.priority, "server": t.server,
+                "prompt_tokens": t.prompt_tokens, "generated": completion_tokens, "served": total_s is not None,
+                "queued_s": round((started if started is not None else now) - t.submitted_at, 3),
+                "first_s": round(t.first_at - started, 3) if t.first_at is not None and started is not None else None,
+                "total_s": round(total_s, 3) if total_s is not None else None}
+
+    def first_piece(self, ticket: Ticket) -> None:
+        """A streamed request's first piece came: its prefill no longer holds its server (a request
+        waiting rather than start beside that prefill may start now)."""
+        with self._cond:
+            if ticket.first_at is None and not ticket.done:
+                ticket.first_at = self.clock()
+                self._dispatch()
 
     def withdraw(self, ticket: Ticket) -> None:
         """Take a request out (Stop while it waits); a request that started meanwhile is released."""
@@ -255,13 +304,14 @@ class FairScheduler:
 
     # -- blocking use (the LLM wrapper) ----------------------------------------------------------------
     def acquire(self, prompt_tokens: int = 0, max_tokens: int = 0, who: Caller | None = None,
-                poll_s: float = 0.25) -> Ticket:
+                poll_s: float = 0.25, streaming: bool = False) -> Ticket:
         """Wait for a slot as the context's caller (or `who`), telling `on_wait` where the request
         stands as that changes. Cancelled / DeadlinePassed (core.llm.cancel) take it out of the
         queue; QueueFull when the queue is at its bound."""
         who = who or current_caller()
         stopping.check()
-        ticket = self.submit(who.owner, who.priority, prompt_tokens, max_tokens, thread=threading.get_ident())
+        ticket = self.submit(who.owner, who.priority, prompt_tokens, max_tokens, thread=threading.get_ident(),
+                             streaming=streaming)
         told: tuple[int, int] | None = None
         try:
             while True:
@@ -285,11 +335,12 @@ class FairScheduler:
         return ticket
 
     # -- under the lock ---------------------------------------------------------------------------------
-    def _grant(self, ticket: Ticket) -> None:
+    def _grant(self, ticket: Ticket, server: int = 0) -> None:
         s = self._state
         s.grants += 1
         s.last_served[ticket.owner] = s.grants
-        ticket.granted, ticket.started_at = True, self.clock()
+        ticket.granted, ticket.started_at, ticket.server = True, self.clock(), server
+        s.last_server[ticket.owner] = server
         s.in_flight.append(ticket)
 
     def _dispatch(self) -> None:
@@ -300,10 +351,54 @@ class FairScheduler:
                 busy[t.owner] = busy.get(t.owner, 0) + 1
             ticket = _next(s.waiting, s.last_served, lambda t: busy.get(t.owner, 0) < cfg.owner_limit)
             if ticket is None:
-                return
+                break
+            server = self._server_for(ticket)
+            if server is None:  # its server's slots are full: it waits there, and the others behind it
+                break
             s.waiting.remove(ticket)
-            self._grant(ticket)
+            self._grant(ticket, server)
         self._cond.notify_all()
+
+    def _server_for(self, ticket: Ticket) -> int | None:
+        """Where `ticket` starts (None: it waits for a slot). On one server: its free slot. In a pool:
+
+        - not beside a long prompt still being computed (a stream of LONG_PROMPT tokens or more
+          whose first piece has not come): a request beside it shares that compute for seconds.
+          When every free slot is beside one, it waits for a slot on a server without one, if
+          there is such a server; a chat reply frees it in a second or two. How long a prefill
+          has left is not estimated: most prompts find their conversation in the server's cache,
+          so the rates measured say little about the next one;
+        - among the rest, the fewest seconds to its first words, estimated: the prefill still to do
+          beside it, its own prompt computed whole away from the server that served its owner last
+          (which holds the owner's conversation in its cache), and the delay its own prefill puts
+          on the requests already there (a long prompt goes where it slows fewest replies)."""
+        cfg, now, rates = self.settings, self.clock(), self.rates
+        on: list[list[Ticket]] = [[] for _ in range(max(1, cfg.servers))]
+        for t in self._state.in_flight:
+            on[min(t.server, len(on) - 1)].append(t)
+        if len(on) == 1:
+            return 0 if len(on[0]) < cfg.server_slots else None
+
+        def computing_long(k: int) -> bool:
+            return any(t.streaming and t.first_at is None and t.prompt_tokens >= LONG_PROMPT for t in on[k])
+
+        cached_on = self._state.last_server.get(ticket.owner)
+        own = ticket.prompt_tokens / rates.prefill_tps
+
+        def score(k: int) -> float:
+            gone = [now - (t.started_at if t.started_at is not None else now) for t in on[k]]
+            ahead = sum(max(0.0, t.prompt_tokens / rates.prefill_tps - g) for t, g in zip(on[k], gone))
+            ahead += own * len(on[k])
+            if cached_on is not None and k != cached_on:  # its conversation is not in this server's cache
+                ahead += own
+            return ahead
+
+        up = [k for k in range(len(on)) if self.server_up(k)] or list(range(len(on)))
+        free = [k for k in up if len(on[k]) < cfg.server_slots]
+        clear = [k for k in free if not computing_long(k)]
+        if not clear and any(not computing_long(k) for k in up if k not in free):
+            return None  # every free slot is beside a long prefill: wait for one on a server without
+        return min(clear or free, key=lambda k: (round(score(k), 2), len(on[k]), k)) if free else None
 
     def _order(self) -> list[Ticket]:
         waiting, last, grants = list(self._state.waiting), dict(self._state.last_served), self._state.grants
@@ -337,11 +432,11 @@ _SCHEDULERS: dict[str, FairScheduler] = {}
 _SCHEDULERS_LOCK = threading.Lock()
 
 
-def scheduler_for(key: str, settings: QueueSettings) -> FairScheduler:
+def scheduler_for(key: str, settings: QueueSettings, server_up: Callable[[int], bool] | None = None) -> FairScheduler:
     """The process's scheduler for `key` (a model instance or an endpoint): every session's client of
     one endpoint shares it. Settings that change (the queue switched off) give a new one."""
     with _SCHEDULERS_LOCK:
         found = _SCHEDULERS.get(key)
         if found is None or found.settings != settings:
-            found = _SCHEDULERS[key] = FairScheduler(settings)
+            found = _SCHEDULERS[key] = FairScheduler(settings, server_up=server_up)
         return found

@@ -5,12 +5,17 @@ Batches run as concurrent requests. Scoring takes the best route the server offe
 `echo` + `logprobs` (vLLM), llama.cpp's native /completion with `n_probs` (token-trie scoring, as
 the embedded backend does), or none: then `score` raises ScoringUnsupported and callers take their
 fall-back path.
+
+A base URL may name several servers of one model, comma-separated (core.llm.endpoint_pool): each
+request goes to the server the fair queue chose for it, or, outside the queue, the least busy;
+a server that refuses is skipped and the request asked of the next.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
+from contextlib import nullcontext
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
@@ -18,6 +23,7 @@ from typing import Sequence
 from core.config import LLMSettings
 from core.llm import cancel as stopping
 from core.llm.base import LLM, Completion, LLMError, Message, ScoringUnsupported
+from core.llm.endpoint_pool import ServerUnreachable, pool_for, preferred_server, split_urls
 from core.llm.scoring_routes import ECHO, LLAMACPP, NONE, ROUTE_NOTES, LlamaCppHttp, RouteMissing
 
 
@@ -57,62 +63,91 @@ class OpenAICompatibleLLM(LLM):
         self._route_lock = threading.Lock()
         self._native: LlamaCppHttp | None = None
         self._openai = openai
-        self._client = openai.OpenAI(
-            base_url=settings.base_url or None,
+        self._urls = split_urls(settings.base_url)
+        # a pool tries the next server instead of the client's retries (each waits 0.5-8 s)
+        self._servers = pool_for(self._urls) if len(self._urls) > 1 else None
+        self._clients = [openai.OpenAI(
+            base_url=url or None,
             # Local servers (Ollama, vLLM) accept any key; the client insists on a non-empty one.
             api_key=settings.api_key or "not-needed",
             timeout=settings.timeout_s,
-            max_retries=settings.max_retries,
+            max_retries=0 if self._servers else settings.max_retries,
             http_client=shared_http_client(),
-        )
+        ) for url in self._urls]
+        self._client = self._clients[0]
         self._pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="llm")
 
-    def _where(self) -> str:
+    def _where(self, k: int | None = None) -> str:
+        if k is not None and self._servers is not None:
+            return self._urls[k]
         return self.settings.base_url or "the OpenAI API"
+
+    def _on_a_server(self, call):
+        """`call(k)` on server k: the preferred one, or the next when one does not take it."""
+        if self._servers is None:
+            return call(0)
+        last: ServerUnreachable | None = None
+        for k in self._servers.order(preferred_server()):
+            with self._servers.serving(k):
+                try:
+                    return call(k)
+                except ServerUnreachable as err:
+                    self._servers.mark_down(k)
+                    last = err
+        raise last
 
     def _redact(self, text: str) -> str:
         """Servers echo request details in errors; the key never reaches a message, page or log."""
         key = self.settings.api_key
         return text.replace(key, "***") if key else text
 
-    def _wrap(self, err: Exception) -> LLMError:
-        return LLMError(self._redact(self._describe(err)))
+    def _wrap(self, err: Exception, k: int | None = None) -> LLMError:
+        o = self._openai
+        unreachable = ((isinstance(err, o.APIConnectionError) and not isinstance(err, o.APITimeoutError))
+                       or (isinstance(err, o.InternalServerError) and err.status_code in (502, 503)))
+        return (ServerUnreachable if unreachable else LLMError)(self._redact(self._describe(err, self._where(k))))
 
-    def _describe(self, err: Exception) -> str:
+    def _describe(self, err: Exception, where: str) -> str:
         o = self._openai
         if isinstance(err, o.APITimeoutError):
-            return (f"{self._where()} did not answer within {self.settings.timeout_s:g} s "
+            return (f"{where} did not answer within {self.settings.timeout_s:g} s "
                     f"(the timeout is a backend setting on the home page)")
         if isinstance(err, o.APIConnectionError):
             # no "?" at the end: pages append a full stop after the reason ("...right?." read wrong)
-            return f"cannot reach {self._where()}: check that the server is running and the URL is right"
+            return f"cannot reach {where}: check that the server is running and the URL is right"
         if isinstance(err, o.AuthenticationError):
-            return f"{self._where()} refused the API key (401)"
+            return f"{where} refused the API key (401)"
         if isinstance(err, o.NotFoundError):
-            return f"{self._where()} has no model '{self.settings.model}' (404)"
+            return f"{where} has no model '{self.settings.model}' (404)"
         if isinstance(err, o.RateLimitError):
-            return f"{self._where()} is rate-limiting requests (429): wait a moment and try again"
+            return f"{where} is rate-limiting requests (429): wait a moment and try again"
         if isinstance(err, o.InternalServerError):
-            return f"{self._where()} had a server error (HTTP {err.status_code}): try again, or check the server's log"
+            return f"{where} had a server error (HTTP {err.status_code}): try again, or check the server's log"
         if isinstance(err, o.APIStatusError):
-            return f"{self._where()} answered HTTP {err.status_code}: {str(err.message)[:200]}"
+            return f"{where} answered HTTP {err.status_code}: {str(err.message)[:200]}"
         if isinstance(err, (ValueError, AttributeError, TypeError, IndexError)):  # the body was not the API's JSON
-            return f"{self._where()} sent a malformed response ({type(err).__name__}: {str(err)[:120]})"
-        return f"{self._where()}: {type(err).__name__}: {err}"
+            return f"{where} sent a malformed response ({type(err).__name__}: {str(err)[:120]})"
+        return f"{where}: {type(err).__name__}: {err}"
 
     def models(self) -> list[str]:
         """The model ids the server lists at /v1/models (LLMError when it cannot be asked)."""
+        return self._on_a_server(self._models_on)
+
+    def _models_on(self, k: int) -> list[str]:
         try:
-            return [str(m.id) for m in self._client.models.list()]
+            return [str(m.id) for m in self._clients[k].models.list()]
         except self._openai.NotFoundError as err:
-            raise LLMError(f"{self._where()} has no model list (/models answered 404)") from err
+            raise LLMError(f"{self._where(k)} has no model list (/models answered 404)") from err
         except (self._openai.OpenAIError, ValueError, AttributeError, TypeError) as err:
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
 
     def _one(self, messages: list[Message], temperature: float, max_tokens: int, stop) -> Completion:
+        return self._on_a_server(lambda k: self._one_on(k, messages, temperature, max_tokens, stop))
+
+    def _one_on(self, k: int, messages: list[Message], temperature: float, max_tokens: int, stop) -> Completion:
         t0 = time.perf_counter()
         try:
-            resp = self._client.chat.completions.create(
+            resp = self._clients[k].chat.completions.create(
                 model=self.settings.model,
                 messages=[{"role": m.role, "content": m.content} for m in messages],
                 temperature=temperature,
@@ -120,14 +155,14 @@ class OpenAICompatibleLLM(LLM):
                 stop=list(stop) if stop else None,
             )
         except (self._openai.OpenAIError, ValueError) as err:  # ValueError: a body that is not JSON
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
         try:
             if not resp.choices:
-                raise LLMError(f"{self._where()} returned no choices")
+                raise LLMError(f"{self._where(k)} returned no choices")
             text = resp.choices[0].message.content or ""
             usage = resp.usage
         except (AttributeError, TypeError, IndexError) as err:  # JSON, but not a chat completion
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
         return Completion(
             text=self._redact(text if isinstance(text, str) else str(text)),  # a server that echoes the key
             model=getattr(resp, "model", None) or self.settings.model,
@@ -137,23 +172,42 @@ class OpenAICompatibleLLM(LLM):
         )
 
     def _stream(self, messages, *, temperature: float = 0.8, max_tokens: int = 200, stop=None, cancel=None):
-        """Server-sent chunks of the reply; `cancel` (or closing the generator) closes the stream."""
+        """Server-sent chunks of the reply; `cancel` (or closing the generator) closes the stream.
+        In a pool, a server that does not take the request is skipped; once text came, an error
+        is the reply's."""
         from core.llm.base import as_messages
 
         self._count(1)
+        convs = as_messages(messages)
+        order = self._servers.order(preferred_server()) if self._servers else [0]
+        for i, k in enumerate(order):
+            sent = False
+            try:
+                with self._servers.serving(k) if self._servers else nullcontext():
+                    for piece in self._stream_on(k, convs, temperature, max_tokens, stop, cancel):
+                        sent = True
+                        yield piece
+                return
+            except ServerUnreachable:
+                if self._servers is not None:
+                    self._servers.mark_down(k)
+                if sent or i == len(order) - 1:
+                    raise
+
+    def _stream_on(self, k: int, messages: list[Message], temperature: float, max_tokens: int, stop, cancel):
         try:
-            chunks = self._client.chat.completions.create(
+            chunks = self._clients[k].chat.completions.create(
                 model=self.settings.model,
-                messages=[{"role": m.role, "content": m.content} for m in as_messages(messages)],
+                messages=[{"role": m.role, "content": m.content} for m in messages],
                 temperature=temperature, max_tokens=max_tokens, stop=list(stop) if stop else None, stream=True)
             try:
-                yield from self._redacted(self._pieces(chunks, cancel))
+                yield from self._redacted(self._pieces(chunks, cancel, k))
             finally:
                 chunks.close()
         except (self._openai.OpenAIError, ValueError) as err:  # ValueError: a chunk that is not JSON
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
 
-    def _pieces(self, chunks, cancel):
+    def _pieces(self, chunks, cancel, k: int | None = None):
         seen = 0
         for chunk in chunks:
             seen += 1
@@ -162,7 +216,7 @@ class OpenAICompatibleLLM(LLM):
             if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
                 yield chunk.choices[0].delta.content
         if not seen:  # not even an empty chunk: the server did not speak the streaming protocol
-            raise LLMError(f"{self._where()} streamed no reply (is it an OpenAI-compatible server?)")
+            raise LLMError(f"{self._where(k)} streamed no reply (is it an OpenAI-compatible server?)")
 
     def _redacted(self, pieces):
         """The pieces with the API key replaced, even when a server echoes it split over pieces:
@@ -218,17 +272,20 @@ class OpenAICompatibleLLM(LLM):
         """One request to the server's own API at its root (llama.cpp: /tokenize, /completion...),
         with the client's key, timeout and retries; RouteMissing where the server has no such route."""
         stopping.check()  # a stopped reply sends nothing more (trie scoring is many small requests)
-        url = _server_root(self.settings.base_url) + path
-        o = self._openai
+        return self._on_a_server(lambda k: self._native_call_on(k, path, body))
+
+    def _native_call_on(self, k: int, path: str, body: dict | None) -> dict:
+        url = _server_root(self._urls[k]) + path
+        o, client = self._openai, self._clients[k]
         try:
-            out = (self._client.get(url, cast_to=object) if body is None
-                   else self._client.post(url, body=body, cast_to=object))
+            out = (client.get(url, cast_to=object) if body is None
+                   else client.post(url, body=body, cast_to=object))
         except o.APIStatusError as err:
             if 400 <= err.status_code < 500 and err.status_code not in (401, 403, 408, 429):
                 raise RouteMissing(f"{path}: HTTP {err.status_code}") from err
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
         except (o.OpenAIError, ValueError) as err:
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
         if not isinstance(out, dict):
             raise RouteMissing(f"{path}: not a JSON object")
         return out
@@ -245,19 +302,22 @@ class OpenAICompatibleLLM(LLM):
     def _echo_score(self, prompt: str, candidate: str) -> float:
         """Sum of the prompt log-probabilities of " candidate" after `prompt`, echoed back by the
         server (one generated token is asked for and ignored: vLLM refuses max_tokens=0)."""
+        return self._on_a_server(lambda k: self._echo_score_on(k, prompt, candidate))
+
+    def _echo_score_on(self, k: int, prompt: str, candidate: str) -> float:
         full = prompt + " " + candidate
         try:
-            resp = self._client.completions.create(
+            resp = self._clients[k].completions.create(
                 model=self.settings.model, prompt=full, echo=True, logprobs=1, max_tokens=1, temperature=0.0)
             lp = resp.choices[0].logprobs
             offsets, values = lp.text_offset, lp.token_logprobs
         except (self._openai.BadRequestError, self._openai.NotFoundError, self._openai.UnprocessableEntityError,
                 AttributeError, TypeError, IndexError) as err:
-            raise ScoringUnsupported(f"{self._where()} has no prompt log-probabilities: {self._redact(str(err))[:200]}") from err
+            raise ScoringUnsupported(f"{self._where(k)} has no prompt log-probabilities: {self._redact(str(err))[:200]}") from err
         except (self._openai.OpenAIError, ValueError) as err:
-            raise self._wrap(err) from err
+            raise self._wrap(err, k) from err
         if not offsets or not values or offsets[0] != 0:  # no log-probabilities, or not of the echoed prompt
-            raise ScoringUnsupported(f"{self._where()} returned no prompt log-probabilities")
+            raise ScoringUnsupported(f"{self._where(k)} returned no prompt log-probabilities")
         start, end = len(prompt), len(full)
         return float(sum(v for o, v in zip(offsets, values) if start <= o < end and v is not None))
 

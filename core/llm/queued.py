@@ -6,7 +6,11 @@ caller, then runs on the backend and gives the slot back with what it measured.
 embedded model instance, one per endpoint (base URL and model) however many sessions hold a client
 of it. WORKBENCH_LLM_QUEUE=off switches the queue off (requests go straight to the backend, for
 comparison); WORKBENCH_LLM_QUEUE_SLOTS sets an endpoint's capacity (the slots of the servers behind
-it), WORKBENCH_LLM_QUEUE_PER_OWNER and WORKBENCH_LLM_QUEUE_MAX the limits.
+it), WORKBENCH_LLM_QUEUE_PER_OWNER and WORKBENCH_LLM_QUEUE_MAX the limits; WORKBENCH_LLM_QUEUE_TRACE names a
+file that gets one JSON line per request served (owner, server, seconds queued, to the first piece, in
+all: the load test reads it). An endpoint whose base
+URL lists several servers (core.llm.endpoint_pool) has its capacity split between them, and each
+request is sent to the server the queue placed it on.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, Sequence
 
 from core.llm.base import LLM, Completion, Message, as_messages
+from core.llm.endpoint_pool import pool_for, prefer_server, split_urls
 from core.llm.fair_queue import FairScheduler, QueueSettings, Ticket, scheduler_for
 
 CHARS_PER_TOKEN = 4  # a prompt's size for the wait estimate, without a tokenizer call
@@ -77,11 +82,17 @@ class QueuedLLM(LLM):
         self.inner.clear_prompt_cache()
 
     # -- one slot per request ------------------------------------------------------------------------
+    def _server(self, ticket: Ticket):
+        """Requests sent in this block go to the server the queue placed `ticket` on (a pool)."""
+        placed = self.scheduler.settings.servers > 1 and self.scheduler.settings.enabled  # off: the pool's least busy
+        return prefer_server(ticket.server if placed else None)
+
     def _run(self, prompt_tokens: int, max_tokens: int, call):
         ticket = self.scheduler.acquire(prompt_tokens, max_tokens)
         t0 = time.perf_counter()
         try:
-            out = call()
+            with self._server(ticket):
+                out = call()
         except BaseException:
             self.scheduler.release(ticket)
             raise
@@ -108,17 +119,24 @@ class QueuedLLM(LLM):
                cancel: threading.Event | None = None) -> Iterator[str]:
         convs = as_messages(messages)
         size = prompt_size(convs)
-        ticket: Ticket = self.scheduler.acquire(size, max_tokens)
+        ticket: Ticket = self.scheduler.acquire(size, max_tokens, streaming=True)
         t0 = time.perf_counter()
         first: float | None = None
         pieces = 0
+        pieces_of = iter(self.inner.stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop, cancel=cancel))
         try:
-            for piece in self.inner.stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop, cancel=cancel):
+            while True:
+                with self._server(ticket):  # set and reset within one step: the caller's context is not left changed
+                    piece = next(pieces_of, None)
+                if piece is None:
+                    break
                 if first is None:
                     first = time.perf_counter() - t0
+                    self.scheduler.first_piece(ticket)
                 pieces += 1  # llama.cpp and OpenAI streams send one token a piece
                 yield piece
         finally:
+            getattr(pieces_of, "close", lambda: None)()  # a stopped reply closes the backend's stream now (its connection, its server's count)
             finished = pieces > 0
             self.scheduler.release(ticket, size, pieces, first if finished else None,
                                    time.perf_counter() - t0 if finished else None)
@@ -144,12 +162,14 @@ def backend_of(llm: LLM) -> LLM:
     return llm.inner if isinstance(llm, QueuedLLM) else llm
 
 
-def queue_settings(capacity: int, env: Mapping[str, str] = os.environ, per_owner: int = 0) -> QueueSettings:
-    """The queue's settings from the environment (see the module's doc), for a backend of `capacity` slots."""
+def queue_settings(capacity: int, env: Mapping[str, str] = os.environ, per_owner: int = 0, servers: int = 1) -> QueueSettings:
+    """The queue's settings from the environment (see the module's doc), for a backend of `capacity`
+    slots over `servers` servers."""
     return QueueSettings(capacity=max(1, int(env.get("WORKBENCH_LLM_QUEUE_SLOTS") or capacity)),
                          per_owner=int(env.get("WORKBENCH_LLM_QUEUE_PER_OWNER") or per_owner),
                          max_waiting=int(env.get("WORKBENCH_LLM_QUEUE_MAX") or QueueSettings.max_waiting),
-                         enabled=env.get("WORKBENCH_LLM_QUEUE", "on").strip().lower() not in ("off", "0", "false", "no"))
+                         enabled=env.get("WORKBENCH_LLM_QUEUE", "on").strip().lower() not in ("off", "0", "false", "no"),
+                         servers=servers, trace=env.get("WORKBENCH_LLM_QUEUE_TRACE", ""))
 
 
 _WRAPPED: dict[int, QueuedLLM] = {}
@@ -165,7 +185,9 @@ def queued(llm: LLM, settings, env: Mapping[str, str] = os.environ, per_owner: i
         return llm
     if settings.backend == "openai":
         key = f"openai:{settings.base_url}|{settings.model}"
-        return QueuedLLM(llm, scheduler_for(key, queue_settings(settings.slots, env, per_owner)))
+        urls = split_urls(settings.base_url)
+        qs = queue_settings(settings.slots * len(urls), env, per_owner, servers=len(urls))
+        return QueuedLLM(llm, scheduler_for(key, qs, pool_for(urls).is_up if len(urls) > 1 else None))
     options = getattr(llm, "options", None)
     capacity = getattr(options, "slots", 0) or settings.slots
     qs = queue_settings(capacity, {k: v for k, v in env.items() if k != "WORKBENCH_LLM_QUEUE_SLOTS"}, per_owner)
