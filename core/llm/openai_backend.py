@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from contextlib import nullcontext
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Sequence
 
 from core.config import LLMSettings

@@ -123,8 +123,10 @@ class QueuedLLM(LLM):
         t0 = time.perf_counter()
         first: float | None = None
         pieces = 0
-        pieces_of = iter(self.inner.stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop, cancel=cancel))
+        pieces_of = None
         try:
+            pieces_of = iter(self.inner.stream(convs, temperature=temperature, max_tokens=max_tokens, stop=stop,
+                                               cancel=cancel))
             while True:
                 with self._server(ticket):  # set and reset within one step: the caller's context is not left changed
                     piece = next(pieces_of, None)
@@ -136,7 +138,8 @@ class QueuedLLM(LLM):
                 pieces += 1  # llama.cpp and OpenAI streams send one token a piece
                 yield piece
         finally:
-            getattr(pieces_of, "close", lambda: None)()  # a stopped reply closes the backend's stream now (its connection, its server's count)
+            # a stopped reply closes the backend's stream now: its connection, its server's count
+            getattr(pieces_of, "close", lambda: None)()
             finished = pieces > 0
             self.scheduler.release(ticket, size, pieces, first if finished else None,
                                    time.perf_counter() - t0 if finished else None)
