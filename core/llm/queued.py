@@ -6,11 +6,11 @@ caller, then runs on the backend and gives the slot back with what it measured.
 embedded model instance, one per endpoint (base URL and model) however many sessions hold a client
 of it. WORKBENCH_LLM_QUEUE=off switches the queue off (requests go straight to the backend, for
 comparison); WORKBENCH_LLM_QUEUE_SLOTS sets an endpoint's capacity (the slots of the servers behind
-it), WORKBENCH_LLM_QUEUE_PER_OWNER and WORKBENCH_LLM_QUEUE_MAX the limits; WORKBENCH_LLM_QUEUE_TRACE names a
-file that gets one JSON line per request served (owner, server, seconds queued, to the first piece, in
-all: the load test reads it). An endpoint whose base
-URL lists several servers (core.llm.endpoint_pool) has its capacity split between them, and each
-request is sent to the server the queue placed it on.
+it), WORKBENCH_LLM_QUEUE_PER_OWNER and WORKBENCH_LLM_QUEUE_MAX the limits; WORKBENCH_LLM_QUEUE_TRACE
+names a file that gets one JSON line per request served (owner, server, seconds queued, to the first
+piece, in all: the load test reads it). An endpoint whose base URL lists several servers
+(core.llm.endpoint_pool) has its capacity split between them, and each request is sent to the
+server the queue placed it on.
 """
 
 from __future__ import annotations
