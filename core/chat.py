@@ -119,12 +119,13 @@ class ChatSession:
         stored = None
         with self.service.start(self.conversation_id, self.method_name, text) as round_:
             for event in round_.events(max_tokens=self.max_tokens, tick_s=60.0):
+                now = time.perf_counter() - t0  # one time per event: its progress and its trace came together
                 if isinstance(event, MethodProgress):
-                    first.setdefault("progress", time.perf_counter() - t0)
+                    first.setdefault("progress", now)
                     if event.progress.trace is not None:
-                        first.setdefault("trace", time.perf_counter() - t0)
+                        first.setdefault("trace", now)
                 elif isinstance(event, ReplyText):
-                    first.setdefault("text", time.perf_counter() - t0)
+                    first.setdefault("text", now)
                     (sink or _discard)(event.piece)
                 elif isinstance(event, ReplyStored):
                     stored = event
