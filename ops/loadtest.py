@@ -93,6 +93,7 @@ class User:
     when: list[tuple[float, int]] = field(default_factory=list)
     history_ok: int = 0
     first_text: list[float] = field(default_factory=list)  # seconds from Enter to the reply's first words
+    first_text_of: dict[str, float] = field(default_factory=dict)  # the same, by the message sent
     queue_shown: int = 0  # messages whose page showed their place in the model's queue
 
 
@@ -163,6 +164,7 @@ class Session:
                 first = first_text_s(run, text)
                 if first is not None:
                     user.first_text.append(first)
+                    user.first_text_of[text] = first
                 user.queue_shown += any(t.startswith(QUEUE_MARK) for t in run.texts)
             return
         user.errors.append(f"{user.who}: gave up on {text!r} after 4 attempts")
@@ -360,6 +362,33 @@ def count_rows(db_url: str, users: list[User]) -> dict:
             "messages_without_reply": unpaired, "turn_rows": len(rows)}
 
 
+def light_replies(db_url: str, users: list[User]) -> list[dict]:
+    """Each light reply as stored, beside its first words on the page, slowest first: how long it
+    is, whether the reply check changed the method's text (a dropped or rewritten sentence, a second
+    try) and how many model calls it took. A reply whose first words came with its end was held."""
+    from sqlalchemy import select
+
+    from core.db import Database
+    from core.db.schema import conversations as C
+    from core.db.schema import turns as T
+    from core.dialogue import Reply
+
+    owners = {u.owner: u for u in users}
+    rows = Database(db_url).read(lambda c: c.execute(
+        select(C.c.owner, T.c.idx, T.c.role, T.c.text, T.c.reply).join(C, C.c.id == T.c.conversation_id)
+        .where(C.c.owner.in_(list(owners))).order_by(T.c.conversation_id, T.c.idx)).all())
+    out = []
+    for asked, answer in zip(rows, rows[1:]):
+        user = owners[asked.owner]
+        if (asked.role != "user" or answer.role != "assistant" or answer.owner != asked.owner or not answer.reply
+                or asked.text not in user.first_text_of):
+            continue
+        reply = Reply.from_dict(json.loads(answer.reply))
+        out.append({"who": user.who, "message": asked.text.split(" (")[0], "first_text_s": user.first_text_of[asked.text],
+                    "reply_chars": len(reply.text), "changed_by_check": bool(reply.draft), "llm_calls": reply.llm_calls})
+    return sorted(out, key=lambda r: -r["first_text_s"])
+
+
 def pg_stats(db_url: str) -> dict:
     from sqlalchemy import text
 
@@ -525,6 +554,7 @@ def measure(args) -> dict:
         after_db, after_proc = pg_stats(cluster.db_url), process_figures(cluster.replica_pids())
         llm_requests = cluster.nginx.llm_requests() - llm_before
         counts = count_rows(cluster.db_url, users + heavy)
+        replies = light_replies(cluster.db_url, [solo, *users]) if heavy else []
         isolation = isolation_check(cluster, secret)
     timings = [t for u in users for t in u.timings]
     errors = [e for u in users + heavy for e in u.errors] + [f"solo: {e}" for e in solo.errors]
@@ -559,6 +589,8 @@ def measure(args) -> dict:
     }
     solo_first, light_first = percentile(solo.first_text, 95), percentile([t for u in users for t in u.first_text], 95)
     summary.update(model_figures(trace, solo, users))
+    if replies:
+        summary["light_replies"] = replies
     shutil.rmtree(trace_dir, ignore_errors=True)
     summary.update({
         "heavy": args.heavy, "heavy_tabs": HEAVY_TABS if heavy else 0, "fair_queue": not args.no_fair_queue,

@@ -83,6 +83,10 @@ def test_a_heavy_owner_beside_light_users_with_the_fair_queue(tmp_path, tiny_nli
     # the replicas' queue trace: every light reply request timed to its first piece
     assert summary["light_model_first_p95_s"] and len(summary["light_model_first_s"]) >= 2 * 2
     assert {r["who"] for r in summary["requests"]} >= {"user0", "user1", "heavy0"}
+    # each light reply as stored, beside its first words on the page
+    replies = summary["light_replies"]
+    assert {r["who"] for r in replies} == {"solo", "user0", "user1"} and all(r["reply_chars"] > 0 for r in replies)
+    assert {r["message"] for r in replies} >= {"Hi, my name is user0 and I live in Lisbon.", "I have a dog called Rex."}
 
 
 @pytest.mark.parametrize("llm, heavy, servers, sessions, capacity", [
