@@ -190,3 +190,18 @@ def test_the_trace_keeps_one_line_per_request(tmp_path):
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     assert [(r["owner"], r["queued_s"], r["first_s"], r["total_s"], r["served"]) for r in lines] == [
         ("a", 0.0, 0.5, 2.0, True), ("b", 2.0, None, None, False)]
+
+
+def test_with_the_queue_off_a_pool_sends_to_the_least_busy_server():
+    with LLMStub() as one, LLMStub() as two:
+        one.hang_if = lambda body: len(body["messages"][-1]["content"]) > 3000
+        settings = pool_settings(one.url, two.url)
+        llm = queued(make_llm(settings), settings, env={"WORKBENCH_LLM_QUEUE": "off"})
+        assert not llm.scheduler.settings.enabled
+        long_one = threading.Thread(target=lambda: llm.chat("x" * 4000))
+        long_one.start()
+        assert one.hanging.wait(5)
+        assert llm.chat("hi").text == "You said: hi"  # the queue placed nothing: the pool's least busy server
+        assert [r["messages"][-1]["content"] for r in two.requests] == ["hi"]
+        one.release()
+        long_one.join(5)
