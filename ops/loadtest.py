@@ -92,9 +92,13 @@ class User:
     # slow responses on the fault timeline
     when: list[tuple[float, int]] = field(default_factory=list)
     history_ok: int = 0
-    first_text: list[float] = field(default_factory=list)  # seconds from Enter to the reply's first words
-    first_text_of: dict[str, float] = field(default_factory=dict)  # the same, by the message sent
+    first_text_of: dict[str, float] = field(default_factory=dict)  # message sent -> seconds to the reply's first words
     queue_shown: int = 0  # messages whose page showed their place in the model's queue
+
+    @property
+    def first_text(self) -> list[float]:
+        """Seconds from Enter to each reply's first words, in the order sent (a user's messages differ)."""
+        return list(self.first_text_of.values())
 
 
 def first_text_s(run, message: str) -> float | None:
@@ -163,7 +167,6 @@ class Session:
                 user.when.append((pressed, len(user.reconnects)))
                 first = first_text_s(run, text)
                 if first is not None:
-                    user.first_text.append(first)
                     user.first_text_of[text] = first
                 user.queue_shown += any(t.startswith(QUEUE_MARK) for t in run.texts)
             return
@@ -329,19 +332,24 @@ class Faults(threading.Thread):
 
 
 # -- reading the results -----------------------------------------------------------------------------
-def count_rows(db_url: str, users: list[User]) -> dict:
-    """Per user: each acknowledged message stored exactly once, followed by its reply."""
+def turn_rows(db_url: str, owners) -> list:
+    """The stored turns of these owners' conversations, each conversation's in order."""
     from sqlalchemy import select
 
     from core.db import Database
     from core.db.schema import conversations as C
     from core.db.schema import turns as T
 
-    db = Database(db_url)
+    return Database(db_url).read(lambda c: c.execute(
+        select(C.c.owner, T.c.conversation_id, T.c.idx, T.c.role, T.c.text, T.c.reply)
+        .join(C, C.c.id == T.c.conversation_id).where(C.c.owner.in_(list(owners)))
+        .order_by(T.c.conversation_id, T.c.idx)).all())
+
+
+def count_rows(db_url: str, users: list[User]) -> dict:
+    """Per user: each acknowledged message stored exactly once, followed by its reply."""
     owners = {u.owner: u for u in users}
-    rows = db.read(lambda c: c.execute(select(C.c.owner, T.c.conversation_id, T.c.idx, T.c.role, T.c.text, T.c.reply)
-                                       .join(C, C.c.id == T.c.conversation_id).where(C.c.owner.in_(list(owners)))
-                                       .order_by(T.c.conversation_id, T.c.idx)).all())
+    rows = turn_rows(db_url, owners)
     by_owner: dict[str, list] = {}
     for r in rows:
         by_owner.setdefault(r.owner, []).append(r)
@@ -366,22 +374,15 @@ def light_replies(db_url: str, users: list[User]) -> list[dict]:
     """Each light reply as stored, beside its first words on the page, slowest first: how long it
     is, whether the reply check changed the method's text (a dropped or rewritten sentence, a second
     try) and how many model calls it took. A reply whose first words came with its end was held."""
-    from sqlalchemy import select
-
-    from core.db import Database
-    from core.db.schema import conversations as C
-    from core.db.schema import turns as T
     from core.dialogue import Reply
 
     owners = {u.owner: u for u in users}
-    rows = Database(db_url).read(lambda c: c.execute(
-        select(C.c.owner, T.c.idx, T.c.role, T.c.text, T.c.reply).join(C, C.c.id == T.c.conversation_id)
-        .where(C.c.owner.in_(list(owners))).order_by(T.c.conversation_id, T.c.idx)).all())
+    rows = turn_rows(db_url, owners)
     out = []
     for asked, answer in zip(rows, rows[1:]):
         user = owners[asked.owner]
-        if (asked.role != "user" or answer.role != "assistant" or answer.owner != asked.owner or not answer.reply
-                or asked.text not in user.first_text_of):
+        if (asked.role != "user" or answer.role != "assistant" or answer.conversation_id != asked.conversation_id
+                or not answer.reply or asked.text not in user.first_text_of):
             continue
         reply = Reply.from_dict(json.loads(answer.reply))
         out.append({"who": user.who, "message": asked.text.split(" (")[0], "first_text_s": user.first_text_of[asked.text],
@@ -475,9 +476,10 @@ def model_figures(trace: Path, solo: User, users: list[User]) -> dict:
                  "who": r["owner"].removeprefix("anon:"), **{k: r[k] for k in (
                      "server", "prompt_tokens", "generated", "queued_s", "first_s", "total_s")}}
                 for r in records if r["owner"] in light_owners or r["owner"].startswith("anon:heavy")]
+    light_first = first(light_owners)
     return {"solo_model_first_p95_s": percentile(first({solo.owner}), 95),
-            "light_model_first_p95_s": percentile(first(light_owners), 95),
-            "light_model_first_s": sorted((round(t, 2) for t in first(light_owners)), reverse=True),
+            "light_model_first_p95_s": percentile(light_first, 95),
+            "light_model_first_s": sorted((round(t, 2) for t in light_first), reverse=True),
             "light_requests_queued": sum(r["queued_s"] > 0.05 for r in light),
             "light_requests_by_server": dict(sorted(servers.items())),
             # every light and heavy request, in the order sent: which server, and where its time went

@@ -353,7 +353,7 @@ class FairScheduler:
             if ticket is None:
                 break
             server = self._server_for(ticket)
-            if server is None:  # its server's slots are full: it waits there, and the others behind it
+            if server is None:  # no slot for it yet (or only beside a long prefill): it waits, and those behind it
                 break
             s.waiting.remove(ticket)
             self._grant(ticket, server)
