@@ -79,6 +79,9 @@ class ReplyCheckSettings:
     decline_untold: bool = True  # an answer about the user that the user never told (core.told_answers)
     drop_said_before: bool = True  # to a message that asks nothing, a sentence of an earlier reply said again
     second_try: bool = True  # a reply that only says back is written once more (core.conversation)
+    # a fact question is answered in the reply's first sentences or not at all: the decline is decided
+    # on these many (0 = the whole reply), so a stream shows it without waiting for the reply's end
+    answer_window: int = 2
 
 
 @dataclass(frozen=True)
@@ -265,6 +268,14 @@ def in_second_person(sentence: str, user_messages: Sequence[str], told_answer: b
     return out
 
 
+def answer_window(count: int, settings: ReplyCheckSettings) -> set[int]:
+    """The indices of the first of `count` sentences that a fact question's answer is judged on: an
+    answer comes first. A small model that does not have the fact may write on for 200 tokens before
+    a sentence gives a value; judged on the whole reply, a stream had to hold all of it, and the
+    person read nothing until the reply's end (docs/replies.md)."""
+    return set(range(min(count, settings.answer_window) if settings.answer_window > 0 else count))
+
+
 def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
                 settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> CheckedReply:
     """The reply to `message` (after the user's `earlier_user` messages and the assistant's
@@ -292,10 +303,11 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         kinds = [answer_kind(s, question, said) for s in sentences]
         untold = {i for i, kind in enumerate(kinds) if kind == UNTOLD}
         told_at = {i for i, kind in enumerate(kinds) if kind == TOLD}
-        if untold and TOLD not in kinds:  # nothing it answers was told: it says so instead
-            return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold)))
-        if asks_for_name(question) and gives_no_name(sentences, question, said):  # a name asked, none given
-            return CheckedReply(DECLINE, untold=tuple(sentences))
+        first = answer_window(len(sentences), settings)  # the sentences the answer is judged on
+        if untold & first and TOLD not in (kinds[i] for i in first):  # nothing it answers was told: it says so
+            return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold & first)))
+        if asks_for_name(question) and gives_no_name([sentences[i] for i in sorted(first)], question, said):
+            return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(first)))  # a name asked, none given
     drop -= untold
     nothing_new = False
     greeted = greetings(sentences, message) if settings.second_try else set()

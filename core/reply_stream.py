@@ -18,8 +18,10 @@ reply (to a message that asks nothing), a bare greeting (to a message that told 
 with no word (it says nothing else);
 other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
 reply is held until a sentence answers from what was told (then the held sentences that answer
-with what was never told are dropped, the rest go on) or the reply ends (then, if one answered
-with what was never told, the reply is the decline). For a finished reply the
+with what was never told are dropped, the rest go on) or its first `answer_window` sentences are in
+(or it ends): then, if one answered with what was never told, the reply is the decline and the rest
+of what the model writes is not shown; else they go on, and a later sentence that answers with what
+was never told is dropped. For a finished reply the
 joined pieces are what `check_reply` makes of the whole text (tests/test_reply_stream.py checks
 this on the check's own cases).
 """
@@ -91,6 +93,7 @@ class CheckedStream:
         self._sentences: list[str] = []  # every complete sentence so far, as written
         self._held: list[tuple[int, _Sentence]] = []  # sentences that may be part of an echo, undecided
         self._gap: str | None = None  # the space before a run of dropped sentences
+        self._closed = False  # the reply is the decline: what the model writes after it is not shown
 
     @property
     def changed(self) -> bool:
@@ -116,6 +119,8 @@ class CheckedStream:
         """Check the sentences completed since the last call (all of them when `final`). A sentence
         is complete when another has begun after it and it ends in a full stop or a line break
         (without one, the splitter may join it to the words that come next)."""
+        if self._closed:
+            return
         tail = self.raw[self._at:]
         found = split_sentences(tail)
         at = 0
@@ -128,6 +133,8 @@ class CheckedStream:
                 break
             self._add(_Sentence(tail[at:start], sentence))
             at = end
+            if self._closed:  # the decline: nothing after it is shown
+                return
         if final and tail[at:].strip():  # text the splitter made no sentence of ("?!"): kept, as check_reply keeps it
             self._show_rest(tail[at:])
             at = len(tail)
@@ -152,6 +159,10 @@ class CheckedStream:
                 if kind == TOLD and (not self._name_asked or gives_told_name(sentence.text, self.question, self._said)):
                     self._answered = True
                     self._release_answer()
+                elif len(self._answer) == self.settings.answer_window:  # no answer in the first sentences:
+                    self._settle_answer()  # decided now (core.reply_check.answer_window), not at the reply's end
+                    self._answered = True  # the rest is the reply's, with what was never told taken out
+                    self._closed = self.shown == DECLINE
                 return
         self._check(index, sentence)
 

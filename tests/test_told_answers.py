@@ -189,3 +189,34 @@ def test_the_streamed_check_declines_as_the_whole_reply_check_does(question, sai
     stream = CheckedStream(question, KWAMES)
     shown = "".join(stream.feed(p) for p in pieces) + stream.finish()
     assert shown == stream.shown == check_reply(text, question, KWAMES).text
+
+
+def test_a_fact_question_is_answered_in_the_first_two_sentences_or_declined_without_waiting_for_the_rest():
+    from dataclasses import replace
+
+    from core.reply_check import ReplyCheckSettings
+
+    late = "Her name is Mary. She sounds lovely! Efua studies medicine."  # the told answer comes third
+    assert check_reply(late, "What does Efua study?", KWAMES).text == DECLINE
+    whole = replace(ReplyCheckSettings(), answer_window=0)  # judged on the whole reply, as before
+    assert check_reply(late, "What does Efua study?", KWAMES, whole).text == "Efua studies medicine."
+    stream = CheckedStream("What does Efua study?", KWAMES)
+    shown = [stream.feed(p) for p in re.findall(r"\S+\s*", late)]
+    # the decline is shown once the second sentence is complete (the third has begun), not at the end
+    assert shown.index(DECLINE) == 7 and not any(shown[:7]) and not any(shown[8:])
+    assert stream.finish() == "" and stream.shown == DECLINE
+    assert stream.untold == ["Her name is Mary.", "She sounds lovely!"]
+
+
+def test_a_value_never_told_after_the_first_sentences_is_taken_out():
+    from dataclasses import replace
+
+    from core.reply_check import ReplyCheckSettings
+
+    text = "Do you mean your granddaughter? Is there anything else? Her name is Mary."  # two questions back, then a name
+    kept = "Do you mean your granddaughter? Is there anything else?"
+    assert check_reply(text, "What is my wife's name?", KWAMES).text == kept
+    assert check_reply(text, "What is my wife's name?", KWAMES, replace(ReplyCheckSettings(), answer_window=0)).text == DECLINE
+    stream = CheckedStream("What is my wife's name?", KWAMES)
+    shown = "".join(stream.feed(p) for p in re.findall(r"\S+\s*", text)) + stream.finish()
+    assert shown == stream.shown == kept
