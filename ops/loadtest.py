@@ -373,7 +373,8 @@ def count_rows(db_url: str, users: list[User]) -> dict:
 def light_replies(db_url: str, users: list[User]) -> list[dict]:
     """Each light reply as stored, beside its first words on the page, slowest first: how long it
     is, whether the reply check changed the method's text (a dropped or rewritten sentence, a second
-    try) and how many model calls it took. A reply whose first words came with its end was held."""
+    try) and how many model calls it took, with the text shown and the method's own (`draft`, where
+    the check changed it). A reply whose first words came with its end was held."""
     from core.dialogue import Reply
 
     owners = {u.owner: u for u in users}
@@ -386,7 +387,8 @@ def light_replies(db_url: str, users: list[User]) -> list[dict]:
             continue
         reply = Reply.from_dict(json.loads(answer.reply))
         out.append({"who": user.who, "message": asked.text.split(" (")[0], "first_text_s": user.first_text_of[asked.text],
-                    "reply_chars": len(reply.text), "changed_by_check": bool(reply.draft), "llm_calls": reply.llm_calls})
+                    "reply_chars": len(reply.text), "changed_by_check": bool(reply.draft), "llm_calls": reply.llm_calls,
+                    "text": reply.text, "draft": reply.draft})  # the texts say which sentence held the first words
     return sorted(out, key=lambda r: -r["first_text_s"])
 
 
