@@ -103,14 +103,23 @@ class User:
 
 def first_text_s(run, message: str) -> float | None:
     """Seconds from Enter to the first words of the reply: the first text the page drew after the
-    user's message that is not the queue line nor a method's trace (a code block)."""
-    mine = next((k for k, text in enumerate(run.texts) if plain(message) in plain(text)), None)
+    user's message that is not the queue line nor a method's trace (a code block). Read from the run's
+    timeline: a message that starts a conversation has its reply streamed in the first run and drawn
+    again, whole, by the rerun that adds the conversation to the sidebar."""
+    timeline = run.timeline
+    mine = next((k for k, (_, _, text) in enumerate(timeline) if plain(message) in plain(text)), None)
     if mine is None:
         return None
-    for text, kind, at in zip(run.texts[mine + 1:], run.kinds[mine + 1:], run.stamps[mine + 1:]):
+    for at, kind, text in timeline[mine + 1:]:
         if kind == "markdown" and text.strip() and not text.startswith(QUEUE_MARK):
             return round(at, 3)
     return None
+
+
+def shown_place(run) -> bool:
+    """Whether the page told the person their place in the model's queue during this run (its reruns'
+    texts included: the rerun after a new conversation's reply no longer shows the line)."""
+    return any(text.startswith(QUEUE_MARK) for _, _, text in run.timeline)
 
 
 class Session:
@@ -168,7 +177,7 @@ class Session:
                 first = first_text_s(run, text)
                 if first is not None:
                     user.first_text_of[text] = first
-                user.queue_shown += any(t.startswith(QUEUE_MARK) for t in run.texts)
+                user.queue_shown += shown_place(run)
             return
         user.errors.append(f"{user.who}: gave up on {text!r} after 4 attempts")
 

@@ -37,6 +37,10 @@ class Run:
     reruns: int = 0
     stamps: list[float] = field(default_factory=list)  # seconds into the run when each of `texts` arrived
     kinds: list[str] = field(default_factory=list)  # each of `texts`' element: markdown, alert, code, text, heading
+    # (seconds, kind, text) of every text drawn, the runs an st.rerun replaced included: `texts` is what the
+    # page shows at the end, this is what the person saw as it came (a new conversation's reply streams in
+    # the first run, and the rerun that follows draws it again)
+    timeline: list[tuple[float, str, str]] = field(default_factory=list)
 
     def text(self) -> str:
         return "\n".join(self.texts)
@@ -81,7 +85,9 @@ class StreamlitClient:
                 run.errors.clear()
             elif kind == "delta":
                 self._read_delta(msg.delta, run)
-                run.stamps.extend([time.perf_counter() - t0] * (len(run.texts) - len(run.stamps)))
+                new = len(run.texts) - len(run.stamps)
+                run.stamps.extend([time.perf_counter() - t0] * new)
+                run.timeline += [(run.stamps[k], run.kinds[k], run.texts[k]) for k in range(len(run.texts) - new, len(run.texts))]
             elif kind == "script_finished":
                 if msg.script_finished in _DONE:
                     run.seconds = time.perf_counter() - t0

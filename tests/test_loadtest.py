@@ -101,3 +101,55 @@ def test_the_queue_capacity_is_what_the_llm_pool_serves_at_once(llm, heavy, serv
     from ops.loadtest import queue_capacity
 
     assert queue_capacity(Namespace(llm=llm, heavy=heavy, llm_servers=servers, sessions=sessions)) == capacity
+
+
+def _forward(kind: str, text: str = "", finished: int | None = None) -> bytes:
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    msg = ForwardMsg()
+    if kind == "new_session":
+        msg.new_session.name = "streamlit_app"
+    elif kind == "markdown":
+        msg.delta.new_element.markdown.body = text
+    else:
+        msg.script_finished = finished
+    return msg.SerializeToString()
+
+
+class _Socket:
+    """A websocket that hands out recorded messages, one per recv, each after `gap_s`."""
+
+    def __init__(self, messages: list[bytes], gap_s: float = 0.02) -> None:
+        self.messages, self.gap_s = list(messages), gap_s
+
+    def recv(self, timeout: float) -> bytes:
+        import time
+
+        time.sleep(self.gap_s)
+        return self.messages.pop(0)
+
+
+def test_a_new_conversations_first_words_are_timed_where_they_streamed_not_where_the_rerun_drew_them():
+    """A message that starts a conversation: the reply streams in the first run, then st.rerun draws
+    the page again (a new_session clears it). The first words and a queue line shown are read from the
+    whole timeline, not from what the rerun left."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from ops.loadtest import QUEUE_MARK, first_text_s, shown_place
+    from ops.st_client import StreamlitClient
+
+    message = "Hi, my name is Ana. (ana message 1)"
+    client = StreamlitClient.__new__(StreamlitClient)
+    client.timeout_s, client.last = 10, None
+    client.ws = _Socket([
+        _forward("new_session"), _forward("markdown", message), _forward("markdown", f"{QUEUE_MARK}: next in line"),
+        _forward("markdown", "Hello Ana!"), _forward("markdown", "Hello Ana! Nice to meet you."),
+        _forward("finished", finished=ForwardMsg.FINISHED_EARLY_FOR_RERUN),
+        *[_forward("new_session")] + [_forward("markdown", t) for t in ("Filler", message, "Hello Ana! Nice to meet you.")],
+        _forward("finished", finished=ForwardMsg.FINISHED_SUCCESSFULLY)])
+    run = client._collect()
+    assert run.reruns == 1 and run.texts == ["Filler", message, "Hello Ana! Nice to meet you."]  # the page at the end
+    first = first_text_s(run, message)
+    assert first is not None and first < run.timeline[6][0]  # the streamed "Hello Ana!", before the rerun's drawing
+    assert [text for _, _, text in run.timeline].index("Hello Ana!") == 2 and first == round(run.timeline[2][0], 3)
+    assert shown_place(run) and not any(t.startswith(QUEUE_MARK) for t in run.texts)
