@@ -15,7 +15,9 @@
 - **nothing told, nothing answered** (issue 52): asked for a fact of the user's world
   (core.told_answers: "What's my wife's name?"), a sentence that answers with what the user never
   told ("Your wife's name is Efua." when Efua is a granddaughter) is dropped when another sentence
-  answers from what was told; when none does, the reply is "You haven't told me that."
+  answers from what was told; when none does, the reply is "You haven't told me that." The
+  answer is judged on the reply's first `answer_window` sentences (two): a stream need not hold
+  the reply to its end, and an untold value after them is dropped.
 - **the user's facts said to the user**: a sentence that restates one of the user's own
   first-person facts in the first person ("What is my job?" -> "I work as a pharmacist in
   Coimbra.") is said in the second person ("You work as a pharmacist in Coimbra."). The restated
