@@ -6,7 +6,7 @@ printed, and the counts per window (fact questions, replies changed, replies tha
 the decline undone). Issue 54's page-side wait; docs/replies.md.
 
     PYTHONPATH=. .venv/bin/python scripts/lab/answer_window_offline.py results/replies/chat/*/*.jsonl \
-        --windows 2,3 --out results/replies/answer-window/offline.json
+        --windows 1,2,3 --out results/replies/answer-window/offline-1.5b.json
 """
 
 from __future__ import annotations
