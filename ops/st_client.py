@@ -35,9 +35,8 @@ class Run:
     widgets: dict[str, str] = field(default_factory=dict)  # "chat_input" / "button:Label" -> widget id
     options: dict[str, list[str]] = field(default_factory=dict)  # "selectbox:Label" -> its options as shown
     reruns: int = 0
-    stamps: list[float] = field(default_factory=list)  # seconds into the run when each of `texts` arrived
-    kinds: list[str] = field(default_factory=list)  # each of `texts`' element: markdown, alert, code, text, heading
-    # (seconds, kind, text) of every text drawn, the runs an st.rerun replaced included: `texts` is what the
+    # (seconds into the run, element kind, text) of every text drawn, the runs an st.rerun replaced
+    # included (kinds: markdown, alert, code, text, heading): `texts` is what the
     # page shows at the end, this is what the person saw as it came (a new conversation's reply streams in
     # the first run, and the rerun that follows draws it again)
     timeline: list[tuple[float, str, str]] = field(default_factory=list)
@@ -80,14 +79,9 @@ class StreamlitClient:
                 run.widgets.clear()
                 run.options.clear()
                 run.texts.clear()
-                run.stamps.clear()
-                run.kinds.clear()
                 run.errors.clear()
             elif kind == "delta":
-                self._read_delta(msg.delta, run)
-                new = len(run.texts) - len(run.stamps)
-                run.stamps.extend([time.perf_counter() - t0] * new)
-                run.timeline += [(run.stamps[k], run.kinds[k], run.texts[k]) for k in range(len(run.texts) - new, len(run.texts))]
+                self._read_delta(msg.delta, run, time.perf_counter() - t0)
             elif kind == "script_finished":
                 if msg.script_finished in _DONE:
                     run.seconds = time.perf_counter() - t0
@@ -96,15 +90,16 @@ class StreamlitClient:
                 run.reruns += 1  # st.rerun: the server starts the next run by itself
 
     @staticmethod
-    def _read_delta(delta, run: Run) -> None:
+    def _read_delta(delta, run: Run, at: float) -> None:
         if delta.WhichOneof("type") != "new_element":
             return
         el = delta.new_element
         kind = el.WhichOneof("type")
         body = getattr(el, kind)
         if kind in ("markdown", "alert", "code", "text", "heading"):
-            run.texts.append(getattr(body, "body", "") or getattr(body, "code_text", ""))
-            run.kinds.append(kind)
+            text = getattr(body, "body", "") or getattr(body, "code_text", "")
+            run.texts.append(text)
+            run.timeline.append((at, kind, text))
             if kind == "alert" and body.format == body.ERROR:
                 run.errors.append(body.body)
         elif kind == "exception":

@@ -386,7 +386,7 @@ class FairScheduler:
         own = ticket.prompt_tokens / rates.prefill_tps
 
         def score(k: int) -> float:
-            gone = [now - (t.started_at if t.started_at is not None else now) for t in on[k]]
+            gone = [now - t.started_at for t in on[k]]  # in flight: granted, so started
             ahead = sum(max(0.0, t.prompt_tokens / rates.prefill_tps - g) for t, g in zip(on[k], gone))
             ahead += own * len(on[k])
             if cached_on is not None and k != cached_on:  # its conversation is not in this server's cache

@@ -74,7 +74,6 @@ class OpenAICompatibleLLM(LLM):
             max_retries=0 if self._servers else settings.max_retries,
             http_client=shared_http_client(),
         ) for url in self._urls]
-        self._client = self._clients[0]
         self._pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="llm")
 
     def _where(self, k: int | None = None) -> str:
