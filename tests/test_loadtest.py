@@ -79,13 +79,15 @@ def test_a_heavy_owner_beside_light_users_with_the_fair_queue(tmp_path, tiny_nli
     assert summary["heavy_requests_done"] >= 1 and summary["fair_queue"] is True
     assert summary["queue_capacity"] == 2  # one stub answering two at a time, as a llama.cpp server does
     assert summary["solo_first_text_p95_s"] and summary["light_first_text_p95_s"] and summary["fair_ratio"]
+    # a light user alone, measured over as many replies as the light users send (two alone, one after another)
+    assert summary["solo_users"] == 2 and len(summary["solo_first_text_s"]) == 2 * 2
     assert summary["acknowledged"] == 2 * 2 + summary["heavy_requests_done"]
     # the replicas' queue trace: every light reply request timed to its first piece
     assert summary["light_model_first_p95_s"] and len(summary["light_model_first_s"]) >= 2 * 2
     assert {r["who"] for r in summary["requests"]} >= {"user0", "user1", "heavy0"}
     # each light reply as stored, beside its first words on the page
     replies = summary["light_replies"]
-    assert {r["who"] for r in replies} == {"solo", "user0", "user1"} and all(r["reply_chars"] > 0 for r in replies)
+    assert {r["who"] for r in replies} == {"solo0", "solo1", "user0", "user1"} and all(r["reply_chars"] > 0 for r in replies)
     assert {r["message"] for r in replies} >= {"Hi, my name is user0 and I live in Lisbon.", "I have a dog called Rex."}
 
 
