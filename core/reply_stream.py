@@ -96,6 +96,11 @@ class CheckedStream:
         self._closed = False  # the reply is the decline: what the model writes after it is not shown
 
     @property
+    def closed(self) -> bool:
+        """Whether the reply is decided whole (the decline): nothing fed from now on is shown."""
+        return self._closed
+
+    @property
     def changed(self) -> bool:
         """Whether the shown text differs from what was fed (after `finish`)."""
         return self.shown != self.raw.strip()

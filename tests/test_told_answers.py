@@ -5,6 +5,7 @@ are left alone. Hand-made cases; the streamed check must make the same of them."
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -220,3 +221,42 @@ def test_a_value_never_told_after_the_first_sentences_is_taken_out():
     stream = CheckedStream("What is my wife's name?", KWAMES)
     shown = "".join(stream.feed(p) for p in re.findall(r"\S+\s*", text)) + stream.finish()
     assert shown == stream.shown == kept
+
+
+def test_once_the_reply_is_the_decline_the_model_stops_writing_it(tmp_path):
+    """The chat round's check decides the decline on the first two sentences; the model's stream is
+    closed there (its slot and compute go to the next person), and the reply stored is the decline
+    with the method's own text up to where it stopped."""
+    from core.conversation import ConversationService, ReplyStored, ReplyText
+    from core.llm.fake import ScriptedLLM
+    from core.methods import Toolkit, create_method
+    from core.reply_check import ReplyCheckSettings
+    from core.store import Store
+
+    ramble = "Her name is Mary. She sounds lovely! " + " ".join(f"Sentence {k} goes on and on." for k in range(40))
+
+    class Counting(ScriptedLLM):
+        pulled = 0
+
+        def _stream(self, *args, **kwargs):
+            for piece in super()._stream(*args, **kwargs):
+                Counting.pulled += 1
+                time.sleep(0.005)  # a token at a time, as a model writes: the page's check keeps up
+                yield piece
+
+    llm = Counting(["Nice to hear about your family.", "Lovely hens.", "Good luck.", "That sounds nice.", ramble])
+    service = ConversationService(Store(tmp_path / "db.sqlite3"), "anon:tester", lambda name: create_method(name, Toolkit(llm=llm)),
+                                  today=lambda: "2026-11-30", reply_check=ReplyCheckSettings())
+    cid = None
+    for message in [*KWAMES, "What does Efua study?"]:
+        Counting.pulled, streamed = 0, ""
+        with service.start(cid, "base", message) as round_:
+            for event in round_.events(max_tokens=400, tick_s=0.05):
+                if isinstance(event, ReplyText):
+                    streamed += event.piece
+                elif isinstance(event, ReplyStored):
+                    stored, cid = event, event.conversation_id
+    assert streamed == stored.reply.text == DECLINE
+    words = len(re.findall(r"\S+\s*", ramble))
+    assert Counting.pulled < 20 < words  # stopped a few words into the third sentence, not at the end
+    assert stored.reply.draft.startswith("Her name is Mary. She sounds lovely!") and len(stored.reply.draft) < len(ramble) / 4

@@ -37,13 +37,17 @@ class ReplyStream:
     every LLM request it would still send (`core.llm.cancel`); `max_tokens` (0 = the method's own)
     bounds the answer's length. `again(text)`, given the answer's finished text, gives a system
     message to append to the same prompt when the answer must be written once more, or None when it
-    stands: the chat round's reply check, for an answer that only says the message back."""
+    stands: the chat round's reply check, for an answer that only says the message back.
+    `enough`, once set, ends the answer's generation where it is while the reply goes on: the
+    reply check sets it when nothing more the model writes would be shown (the decline), so the
+    model's slot and its compute go to the next person instead of text nobody reads."""
 
     sink: Callable[[str], None]
     cancel: threading.Event = field(default_factory=threading.Event)
     max_tokens: int = 0
     progress: Callable[[Progress], None] | None = None
     again: Callable[[str], str | None] | None = None
+    enough: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,8 @@ class Method(ABC):
         if stream.max_tokens:
             max_tokens = min(max_tokens, stream.max_tokens)
         text = self._streamed(messages, temperature, max_tokens, stream)
-        why = stream.again(text) if stream.again is not None and text and not stream.cancel.is_set() else None
+        decided = stream.cancel.is_set() or (stream.enough is not None and stream.enough.is_set())
+        why = stream.again(text) if stream.again is not None and text and not decided else None
         if why is None:
             return text
         # a note after the user's message, not the first text and a complaint about it: shown its
@@ -189,9 +194,15 @@ class Method(ABC):
 
     def _streamed(self, messages: list[Message], temperature: float, max_tokens: int, stream: ReplyStream) -> str:
         pieces = []
-        for piece in self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel):
-            pieces.append(piece)
-            stream.sink(piece)
+        generation = self.tools.llm.stream(messages, temperature=temperature, max_tokens=max_tokens, cancel=stream.cancel)
+        try:
+            for piece in generation:
+                pieces.append(piece)
+                stream.sink(piece)
+                if stream.enough is not None and stream.enough.is_set():
+                    break  # closing the generation closes its request: the server stops writing
+        finally:
+            generation.close()
         return "".join(pieces).strip()
 
     def _reply(self, text: str, watch: Stopwatch, calls_before: int, messages: list[Message],
