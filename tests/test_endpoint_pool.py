@@ -38,8 +38,35 @@ def test_a_short_reply_starts_away_from_a_long_prefill():
     heavy = q.submit("heavy", prompt_tokens=3000, max_tokens=200, streaming=True)
     light = q.submit("a", prompt_tokens=100, max_tokens=200, streaming=True)
     assert (heavy.server, light.server) == (0, 1)
-    second = q.submit("b", prompt_tokens=100, max_tokens=200)  # beside the first light, not the long prefill
-    assert second.granted and second.server == 1
+    second = q.submit("b", prompt_tokens=100, max_tokens=200)
+    assert not second.granted  # it waits for the first light's prompt, rather than be computed with it
+    q.first_piece(light)  # a second or less later
+    assert second.granted and second.server == 1  # beside the first light's writing, not the long prefill
+
+
+def test_two_short_prompts_are_computed_one_after_the_other():
+    """Two replies at once on a server computing one prompt at a time: started together, both have
+    their first piece when the second alone would; one after the other, the first has it sooner."""
+    q = pool_queue()
+    a = q.submit("a", prompt_tokens=100, max_tokens=200, streaming=True)
+    b = q.submit("b", prompt_tokens=100, max_tokens=200, streaming=True)
+    assert (a.server, b.server) == (0, 1)  # two servers: each computes one
+    c = q.submit("c", prompt_tokens=100, max_tokens=200, streaming=True)
+    assert not c.granted and q.place(c).ahead == 0  # both compute a prompt: told its place while it waits
+    q.first_piece(b)
+    assert c.granted and c.server == 1
+    d = q.submit("d", prompt_tokens=100, max_tokens=200, streaming=True)
+    assert not d.granted  # server 1 is full; server 0 still computes a's prompt
+    q.first_piece(a)
+    assert d.granted and d.server == 0
+
+
+def test_a_request_not_streamed_is_not_waited_for():
+    """Nothing says when a request that is not streamed has its prompt computed: a request beside it
+    starts at once, as before."""
+    q = pool_queue()
+    a, b = q.submit("a", prompt_tokens=100), q.submit("b", prompt_tokens=100)
+    assert q.submit("c", prompt_tokens=100).granted
 
 
 def test_a_short_reply_waits_for_a_slot_rather_than_start_beside_a_long_prefill():

@@ -20,9 +20,11 @@ The rules, applied each time a slot frees or a request arrives:
   person's long pasted prompt shares that server's compute with its prefill and waits for it), and
   the server that served the owner last unless another is clearly sooner (it holds the owner's
   conversation in its prompt cache: elsewhere the whole prompt is computed again); a long prompt
-  also counts the delay its prefill puts on the replies already on a server. A request never
-  starts beside a long prompt still being computed while a server without one can take it or
-  will free a slot. A server the pool found down is not chosen while another is up;
+  also counts the delay its prefill puts on the replies already on a server. A request does not
+  start beside a prompt still being computed (a server computes one prompt at a time as fast as
+  two together): it waits for that prompt's first piece, or for a slot on another server, and
+  starts beside a prompt only when every server computes a long one. A server the pool found
+  down is not chosen while another is up;
 - a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
   is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
 
@@ -362,12 +364,15 @@ class FairScheduler:
     def _server_for(self, ticket: Ticket) -> int | None:
         """Where `ticket` starts (None: it waits for a slot). On one server: its free slot. In a pool:
 
-        - not beside a long prompt still being computed (a stream of LONG_PROMPT tokens or more
-          whose first piece has not come): a request beside it shares that compute for seconds.
-          When every free slot is beside one, it waits for a slot on a server without one, if
-          there is such a server; a chat reply frees it in a second or two. How long a prefill
-          has left is not estimated: most prompts find their conversation in the server's cache,
-          so the rates measured say little about the next one;
+        - not beside a prompt still being computed (a stream whose first piece has not come): a
+          server computes the prompts it holds together, so two started at once both have their
+          first piece when the second alone would, and one after the other the first has it
+          sooner and the second no later. When every free slot is beside one, the request
+          waits: for a short prompt's first piece (a second or less), or for a slot on a server
+          computing nothing long (a chat reply frees one in a second or two). Only where every
+          server computes a long prompt (LONG_PROMPT tokens or more: seconds) does it start
+          beside one. How long a prefill has left is not estimated: most prompts find their
+          conversation in the server's cache, so the rates measured say little about the next one;
         - among the rest, the fewest seconds to its first words, estimated: the prefill still to do
           beside it, its own prompt computed whole away from the server that served its owner last
           (which holds the owner's conversation in its cache), and the delay its own prefill puts
@@ -379,8 +384,11 @@ class FairScheduler:
         if len(on) == 1:
             return 0 if len(on[0]) < cfg.server_slots else None
 
+        def computing(k: int) -> list[Ticket]:  # prompts computing there: streamed, no first piece yet
+            return [t for t in on[k] if t.streaming and t.first_at is None]
+
         def computing_long(k: int) -> bool:
-            return any(t.streaming and t.first_at is None and t.prompt_tokens >= LONG_PROMPT for t in on[k])
+            return any(t.prompt_tokens >= LONG_PROMPT for t in computing(k))
 
         cached_on = self._state.last_server.get(ticket.owner)
         own = ticket.prompt_tokens / rates.prefill_tps
@@ -395,9 +403,9 @@ class FairScheduler:
 
         up = [k for k in range(len(on)) if self.server_up(k)] or list(range(len(on)))
         free = [k for k in up if len(on[k]) < cfg.server_slots]
-        clear = [k for k in free if not computing_long(k)]
-        if not clear and any(not computing_long(k) for k in up if k not in free):
-            return None  # every free slot is beside a long prefill: wait for one on a server without
+        clear = [k for k in free if not computing(k)]
+        if not clear and any(not computing_long(k) for k in up):
+            return None  # every free slot is beside a prompt computing: wait for a short one's first piece
         return min(clear or free, key=lambda k: (round(score(k), 2), len(on[k]), k)) if free else None
 
     def _order(self) -> list[Ticket]:
