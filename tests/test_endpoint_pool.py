@@ -194,13 +194,23 @@ def test_the_queue_puts_a_short_reply_on_the_server_without_the_long_prompt():
 
 def test_a_long_prompt_goes_where_it_slows_fewest_replies():
     q = pool_queue()
-    q.release(q.submit("heavy", prompt_tokens=3000))  # the heavy owner's conversation is on server 0
+    q.release(q.submit("heavy", prompt_tokens=1000))  # the heavy owner's conversation is on server 0
     light = q.submit("a", prompt_tokens=100, max_tokens=200)
     assert light.server == 0
-    # on server 0 its 30 s prefill would slow the light reply by as much; on server 1 it slows
-    # nothing and costs its history computed again (counted whole: 30 s)
+    # on server 0 its 2,000 new tokens (20 s) would slow the light reply by as much; on server 1 it
+    # slows nothing and costs its history computed again (counted whole: 30 s)
     assert q.submit("heavy", prompt_tokens=3000, max_tokens=200).server == 1
     assert q.submit("b", prompt_tokens=100, max_tokens=200).server == 0
+
+
+def test_a_next_paste_stays_with_its_conversation():
+    """A heavy owner's next message adds a little to a long conversation that its server holds:
+    computed there it costs 2 s (and delays the light reply there by as much), elsewhere 30 s.
+    Moving it would also leave the light users' server computing it."""
+    q = pool_queue()
+    q.release(q.submit("heavy", prompt_tokens=2800))
+    assert q.submit("a", prompt_tokens=100, max_tokens=200).server == 0
+    assert q.submit("heavy", prompt_tokens=3000, max_tokens=200).server == 0
 
 
 def test_the_trace_keeps_one_line_per_request(tmp_path):

@@ -183,6 +183,7 @@ class _State:
     in_flight: list[Ticket] = field(default_factory=list)
     last_served: dict[str, int] = field(default_factory=dict)  # owner -> grant number of its latest start
     last_server: dict[str, int] = field(default_factory=dict)  # owner -> the server of its latest start
+    last_prompt: dict[str, int] = field(default_factory=dict)  # owner -> that start's prompt tokens (cached there)
     grants: int = 0
 
 
@@ -343,6 +344,7 @@ class FairScheduler:
         s.last_served[ticket.owner] = s.grants
         ticket.granted, ticket.started_at, ticket.server = True, self.clock(), server
         s.last_server[ticket.owner] = server
+        s.last_prompt[ticket.owner] = ticket.prompt_tokens
         s.in_flight.append(ticket)
 
     def _dispatch(self) -> None:
@@ -374,9 +376,11 @@ class FairScheduler:
           beside one. How long a prefill has left is not estimated: most prompts find their
           conversation in the server's cache, so the rates measured say little about the next one;
         - among the rest, the fewest seconds to its first words, estimated: the prefill still to do
-          beside it, its own prompt computed whole away from the server that served its owner last
-          (which holds the owner's conversation in its cache), and the delay its own prefill puts
-          on the requests already there (a long prompt goes where it slows fewest replies)."""
+          beside it, its own prompt (computed whole away from the server that served its owner
+          last; there, only what goes past the owner's previous prompt, which that server holds in
+          its cache), and the delay its own prefill puts on the requests already there (a long
+          prompt goes where it slows fewest replies, and a heavy owner's next paste stays with
+          its conversation rather than move to the server holding everyone else's)."""
         cfg, now, rates = self.settings, self.clock(), self.rates
         on: list[list[Ticket]] = [[] for _ in range(max(1, cfg.servers))]
         for t in self._state.in_flight:
@@ -391,22 +395,31 @@ class FairScheduler:
             return any(t.prompt_tokens >= LONG_PROMPT for t in computing(k))
 
         cached_on = self._state.last_server.get(ticket.owner)
-        own = ticket.prompt_tokens / rates.prefill_tps
+        held = self._state.last_prompt.get(ticket.owner, 0)
+
+        def own(k: int) -> float:
+            """Seconds of its own prompt to compute on server k: on the server that served its owner
+            last, what goes past the owner's previous prompt (the rest is in that server's cache)."""
+            cached = min(held, ticket.prompt_tokens) if k == cached_on else 0
+            return (ticket.prompt_tokens - cached) / rates.prefill_tps
 
         def score(k: int) -> float:
-            gone = [now - t.started_at for t in on[k]]  # in flight: granted, so started
-            ahead = sum(max(0.0, t.prompt_tokens / rates.prefill_tps - g) for t, g in zip(on[k], gone))
-            ahead += own * len(on[k])
-            if cached_on is not None and k != cached_on:  # its conversation is not in this server's cache
-                ahead += own
-            return ahead
+            # prefill still to do there: none for a stream whose first piece came; else estimated
+            ahead = sum(max(0.0, t.prompt_tokens / rates.prefill_tps - (now - t.started_at))
+                        for t in on[k] if t.first_at is None)
+            return ahead + own(k) * (len(on[k]) + 1)  # its own prefill, and the delay it puts on each there
 
         up = [k for k in range(len(on)) if self.server_up(k)] or list(range(len(on)))
         free = [k for k in up if len(on[k]) < cfg.server_slots]
-        clear = [k for k in free if not computing(k)]
-        if not clear and any(not computing_long(k) for k in up):
-            return None  # every free slot is beside a prompt computing: wait for a short one's first piece
-        return min(clear or free, key=lambda k: (round(score(k), 2), len(on[k]), k)) if free else None
+        if not free:
+            return None
+        candidates = [k for k in free if not computing_long(k)]
+        if not candidates and any(not computing_long(k) for k in up):
+            return None  # every free slot is beside a long prefill: wait for a slot on a server without one
+        best = min(candidates or free, key=lambda k: (round(score(k), 2), len(on[k]), k))
+        if candidates and computing(best):
+            return None  # beside a short prompt computing: it starts there at that prompt's first piece
+        return best
 
     def _order(self) -> list[Ticket]:
         waiting, last, grants = list(self._state.waiting), dict(self._state.last_served), self._state.grants
