@@ -65,7 +65,7 @@ def test_a_request_not_streamed_is_not_waited_for():
     """Nothing says when a request that is not streamed has its prompt computed: a request beside it
     starts at once, as before."""
     q = pool_queue()
-    a, b = q.submit("a", prompt_tokens=100), q.submit("b", prompt_tokens=100)
+    assert q.submit("a", prompt_tokens=100).server == 0 and q.submit("b", prompt_tokens=100).server == 1
     assert q.submit("c", prompt_tokens=100).granted
 
 

@@ -202,7 +202,7 @@ class Method(ABC):
                 if stream.enough is not None and stream.enough.is_set():
                     break  # closing the generation closes its request: the server stops writing
         finally:
-            generation.close()
+            getattr(generation, "close", lambda: None)()  # a backend's plain iterator has nothing to close
         return "".join(pieces).strip()
 
     def _reply(self, text: str, watch: Stopwatch, calls_before: int, messages: list[Message],
