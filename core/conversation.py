@@ -379,10 +379,8 @@ class ReplyRound:
         dialogue = service.store.dialogue(pending.conversation_id, owner=service.owner)
         started = time.perf_counter()  # the reply's time, as the headless chat has always counted it
         put = self._items.put
-        enough = threading.Event()  # the reply check decided the reply whole: the model stops writing it
         stream = ReplyStream(sink=lambda piece: put(ReplyText(piece)), cancel=self.cancel, max_tokens=max_tokens,
-                             progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)),
-                             enough=enough)
+                             progress=lambda event: put(MethodProgress(event, time.perf_counter() - started)))
         outcome = _Outcome()
         before = dialogue.turns()
         earlier_user = [t.text for t in before if t.role == USER]
@@ -433,7 +431,7 @@ class ReplyRound:
                 streamed = True
                 item = ReplyText(self._checked(item.piece))
                 if self._check is not None and self._check.closed:
-                    enough.set()
+                    stream.enough.set()  # the check decided the reply whole: the model stops writing it
                 if not item.piece:
                     continue  # held until its sentence is complete
                 pending.partial += item.piece

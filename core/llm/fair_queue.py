@@ -182,8 +182,8 @@ class _State:
     waiting: list[Ticket] = field(default_factory=list)  # arrival order
     in_flight: list[Ticket] = field(default_factory=list)
     last_served: dict[str, int] = field(default_factory=dict)  # owner -> grant number of its latest start
-    last_server: dict[str, int] = field(default_factory=dict)  # owner -> the server of its latest start
-    last_prompt: dict[str, int] = field(default_factory=dict)  # owner -> that start's prompt tokens (cached there)
+    # owner -> (server, prompt tokens) of its latest start: that server holds that prompt in its cache
+    last_start: dict[str, tuple[int, int]] = field(default_factory=dict)
     grants: int = 0
 
 
@@ -343,8 +343,7 @@ class FairScheduler:
         s.grants += 1
         s.last_served[ticket.owner] = s.grants
         ticket.granted, ticket.started_at, ticket.server = True, self.clock(), server
-        s.last_server[ticket.owner] = server
-        s.last_prompt[ticket.owner] = ticket.prompt_tokens
+        s.last_start[ticket.owner] = (server, ticket.prompt_tokens)
         s.in_flight.append(ticket)
 
     def _dispatch(self) -> None:
@@ -394,8 +393,7 @@ class FairScheduler:
         def computing_long(k: int) -> bool:
             return any(t.prompt_tokens >= LONG_PROMPT for t in computing(k))
 
-        cached_on = self._state.last_server.get(ticket.owner)
-        held = self._state.last_prompt.get(ticket.owner, 0)
+        cached_on, held = self._state.last_start.get(ticket.owner, (None, 0))
 
         def own(k: int) -> float:
             """Seconds of its own prompt to compute on server k: on the server that served its owner

@@ -47,7 +47,7 @@ class ReplyStream:
     max_tokens: int = 0
     progress: Callable[[Progress], None] | None = None
     again: Callable[[str], str | None] | None = None
-    enough: threading.Event | None = None
+    enough: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class Method(ABC):
         if stream.max_tokens:
             max_tokens = min(max_tokens, stream.max_tokens)
         text = self._streamed(messages, temperature, max_tokens, stream)
-        decided = stream.cancel.is_set() or (stream.enough is not None and stream.enough.is_set())
+        decided = stream.cancel.is_set() or stream.enough.is_set()
         why = stream.again(text) if stream.again is not None and text and not decided else None
         if why is None:
             return text
@@ -199,7 +199,7 @@ class Method(ABC):
             for piece in generation:
                 pieces.append(piece)
                 stream.sink(piece)
-                if stream.enough is not None and stream.enough.is_set():
+                if stream.enough.is_set():
                     break  # closing the generation closes its request: the server stops writing
         finally:
             getattr(generation, "close", lambda: None)()  # a backend's plain iterator has nothing to close
