@@ -3,7 +3,8 @@
 Each reply is judged as a turn of its conversation (`TurnCase`): restatement (a statement said
 back), bare (an acknowledgement of a statement that adds nothing), recital (an earlier reply
 said again), unsupported attribution (a claim about the user
-nothing the user said supports), and on a question about a fact never told, whether it declines;
+nothing the user said supports), another language (a sentence not in the language of the user's
+messages, core.language.other_language), and on a question about a fact never told, whether it declines;
 on a question about a told fact, whether it declines all the same (`declined_told`). `bench
 replies` scores both the reply shown and the method's own text (`draft`), so a rewrite by the
 reply check cannot hide what a method does.
@@ -14,12 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from core.language import other_language, users_language
 from core.metrics.abstention import declines
 from core.metrics.reply_defects import DEFECTS, ReplyCase, flagged, is_statement, score_reply
 from core.metrics.saying_back import bare, recites, restates
 from core.metrics.unsupported import unsupported_claims
+from core.text import split_sentences
 
-CHECKS = ("restatement", "recital", "bare", "unsupported", "invented")  # the defects with examples in a summary
+CHECKS = ("restatement", "recital", "bare", "unsupported", "other_language", "invented")  # the defects with examples in a summary
 
 
 @dataclass(frozen=True)
@@ -40,10 +43,11 @@ class TurnFlags:
     bare: bool
     unsupported: tuple[str, ...]
     declined: bool | None  # on a never-told or told question; None elsewhere
+    other_language: bool = False  # a sentence not in the user's language
 
     def as_item(self, prefix: str = "") -> dict:
         return {f"{prefix}restatement": self.restatement, f"{prefix}recital": self.recital, f"{prefix}bare": self.bare,
-                f"{prefix}unsupported": list(self.unsupported),
+                f"{prefix}unsupported": list(self.unsupported), f"{prefix}other_language": self.other_language,
                 **({f"{prefix}declined": self.declined} if self.declined is not None else {})}
 
 
@@ -57,7 +61,13 @@ def turn_flags(case: TurnCase) -> TurnFlags:
         bare=statement and bare(case.reply),
         unsupported=unsupported_claims(case.reply, (*case.earlier_user, case.user)),
         declined=declines(case.reply) if asked else None,
+        other_language=in_other_language(case.reply, (*case.earlier_user, case.user)),
     )
+
+
+def in_other_language(reply: str, user_messages: Sequence[str]) -> bool:
+    """Whether a sentence of `reply` is not in the language of the user's messages."""
+    return bool(other_language(split_sentences(reply), users_language(user_messages)))
 
 
 def _rate(n: int, d: int) -> float | None:
@@ -81,6 +91,7 @@ def summarise_turns(flags: Sequence[TurnFlags], never_told: Sequence[bool], pref
         f"{prefix}said_back": said_back,
         f"{prefix}said_back_rate": _rate(said_back, len(statements)),
         f"{prefix}unsupported": sum(bool(f.unsupported) for f in flags),
+        f"{prefix}other_language": sum(f.other_language for f in flags),
         f"{prefix}bare": sum(f.bare for f in statements),
         f"{prefix}bare_rate": _rate(sum(f.bare for f in statements), len(statements)),
     })
@@ -94,10 +105,11 @@ def summarise_turns(flags: Sequence[TurnFlags], never_told: Sequence[bool], pref
 def tripped_checks(reply: str, user: str, earlier_user: Sequence[str] = (), earlier_replies: Sequence[str] = ()) -> tuple[str, ...]:
     """The checks of `bench replies` one live reply trips, by name, as a reader of the Compare page
     sees them (issue 52): the bar's defects (core.metrics.reply_defects: voice, attribution, leak,
-    meta, refusal, echo, repeat) and the conversing ones (restatement, recital, bare, unsupported). No
+    meta, refusal, echo, repeat) and the conversing ones (restatement, recital, bare, unsupported,
+    other_language). No
     expected answer and no never-told mark: a live message has neither."""
     score = score_reply(ReplyCase(reply, user, tuple(earlier_user), (), earlier_replies[-1] if earlier_replies else ""))
     flags = turn_flags(TurnCase(reply, user, tuple(earlier_user), tuple(earlier_replies)))
     conversing = {"restatement": flags.restatement, "recital": flags.recital, "bare": flags.bare,
-                  "unsupported": bool(flags.unsupported)}
+                  "unsupported": bool(flags.unsupported), "other_language": flags.other_language}
     return (*(d for d in DEFECTS if flagged(score, d)), *(name for name, hit in conversing.items() if hit))

@@ -1,0 +1,76 @@
+"""Which language a text is in, for the reply check's rule that a reply is written in the user's
+language (issue 52: the 1.5B model answered a dialogue that opened "Hola! I'm Rosa ..." in Spanish,
+though every message after the greeting was English; docs/replies.md).
+
+py3langid (a naive-Bayes identifier over byte n-grams, its model in the wheel) is asked only among
+`LANGUAGES`, and only about texts of `MIN_WORDS` words or more: over 7,366 recorded reply sentences
+of English dialogues, that called exactly the Spanish ones other than English; with all 97 of its
+languages or shorter texts it also called English sentences full of names Italian, Dutch or
+Nigerian Pidgin (scripts/lab/reply_language_probe.py, results/replies/language-probe/).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Sequence
+
+# the languages an answer is called among: the most used on the web, each with a name for the note
+# that has a reply written again
+LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German", "it": "Italian",
+             "pt": "Portuguese", "nl": "Dutch", "pl": "Polish", "ru": "Russian", "zh": "Chinese",
+             "ja": "Japanese", "ko": "Korean", "ar": "Arabic", "hi": "Hindi", "tr": "Turkish"}
+MIN_WORDS = 6
+# a Chinese, Japanese or Korean character counts as a word: those scripts put no spaces between words
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\s\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    """The identifier, restricted to LANGUAGES: loaded once (0.2 s), read only after."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
+    identifier.set_languages(list(LANGUAGES))
+    return identifier
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def language_of(text: str, min_words: int = MIN_WORDS) -> str | None:
+    """The ISO 639-1 code of `text`'s language, or None when it is too short to tell."""
+    if word_count(text) < min_words:
+        return None
+    return _identifier().classify(text)[0]
+
+
+def users_language(messages: Sequence[str], min_words: int = MIN_WORDS) -> str | None:
+    """The language the user writes in: that of the latest message when it is long enough to tell
+    (a user may change language), else that of all their messages together; None when even those
+    are too short."""
+    if not messages:
+        return None
+    return language_of(messages[-1], min_words) or language_of(" ".join(messages), min_words)
+
+
+def language_name(code: str) -> str:
+    return LANGUAGES.get(code, code)
+
+
+def other_language(sentences: Sequence[str], language: str | None, min_words: int = MIN_WORDS) -> set[int]:
+    """The indices of the sentences not in `language` (the user's): each of `min_words`+ words that
+    the identifier calls another language, and each shorter one after it ("Tardó dos meses." after
+    a Spanish sentence), until a long one is in `language` again. Decided in order, as a stream
+    sees the sentences: a short sentence before any long one is kept (too short to tell)."""
+    if language is None:
+        return set()
+    out, switched = set(), False
+    for i, sentence in enumerate(sentences):
+        found = language_of(sentence, min_words)
+        if found is not None:
+            switched = found != language
+        if switched:
+            out.add(i)
+    return out
