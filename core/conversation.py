@@ -41,12 +41,11 @@ from core.judging import NLI_CONTEXT_TURNS, checks_of, judge_consistency, judgem
 from core.limits import clean_message
 from core.llm import LLM, LLMError
 from core.llm.fair_queue import QueuePlace, caller
-from core.llm.prompts import render_prompt
 from core.memory_artifact import (ARTIFACT_VERSION, MAGIC, SavedMemory, load_memory, memory_key,  # noqa: F401 (re-exported)
                                   pack_memory, save_memory, unpack_memory)
 from core.methods import Method, Progress, ReplyStream
 from core.paths import MissingResource
-from core.reply_check import ReplyCheckSettings, check_reply, needs_second_try
+from core.reply_check import ReplyCheckSettings, check_reply, second_try_note
 from core.reply_stream import CheckedStream
 from core.store import Store, StoredTurn
 
@@ -389,12 +388,14 @@ class ReplyRound:
         first: list[str] = []  # the method's first text, when it was written again
 
         def again(text: str) -> str | None:  # in the worker: the first text is in the queue before the marker
-            """The note for writing `text` once more, when it only says the message back; else None."""
-            if not needs_second_try(text, pending.message, earlier_user, settings, earlier_replies):
+            """The note for writing `text` once more, when it only says the message back or is not in
+            the user's language; else None."""
+            note = second_try_note(text, pending.message, earlier_user, settings, earlier_replies)
+            if note is None:
                 return None
             first.append(text)
             put(_WrittenAgain())
-            return render_prompt("reply_again").strip()
+            return note
 
         if settings is not None:
             self._fresh_check = lambda: CheckedStream(pending.message, earlier_user, settings, earlier_replies)

@@ -18,6 +18,10 @@
   answers from what was told; when none does, the reply is "You haven't told me that." The
   answer is judged on the reply's first `answer_window` sentences (two): a stream need not hold
   the reply to its end, and an untold value after them is dropped.
+- **the user's language** (issue 52): a sentence of `language_words`+ words in another language
+  than the user's messages (core.language), and every sentence after it until one of that many
+  words is in the user's language again, is dropped the same way; a reply with nothing else is
+  written once more, with a note naming the user's language (`second_try_note`).
 - **the user's facts said to the user**: a sentence that restates one of the user's own
   first-person facts in the first person ("What is my job?" -> "I work as a pharmacist in
   Coimbra.") is said in the second person ("You work as a pharmacist in Coimbra."). The restated
@@ -47,6 +51,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Sequence
 
+from core.language import MIN_WORDS, language_name, other_language, users_language
+from core.llm.prompts import render_prompt
 from core.metrics.reply_defects import ECHO_CHARS, FIRST_PERSON, SECOND_PERSON, normal_text, voice_clauses
 from core.metrics.saying_back import restates
 from core.person import second_person
@@ -84,6 +90,8 @@ class ReplyCheckSettings:
     # a fact question is answered in the reply's first sentences or not at all: the decline is decided
     # on these many (0 = the whole reply), so a stream shows it without waiting for the reply's end
     answer_window: int = 2
+    same_language: bool = True  # a sentence not in the user's language is dropped (core.language)
+    language_words: int = MIN_WORDS  # a sentence this long or longer is told apart; a shorter one follows the last
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,10 @@ class CheckedReply:
     # every sentence echoed, said back, said again or a bare greeting (to a message that told something):
     # kept whole, and the chat round has it written once more
     nothing_new: bool = False
+    foreign: tuple[str, ...] = ()  # sentences taken out as not in the user's language
+    # the user's language (a code of core.language.LANGUAGES) when the reply had sentences in
+    # another: taken out, or the reply's all (then nothing_new, and the note names it)
+    language: str = ""
 
     @property
     def declined(self) -> bool:
@@ -103,13 +115,17 @@ class CheckedReply:
 
     @property
     def changed(self) -> bool:
-        return bool(self.dropped or self.rewritten or self.untold)
+        return bool(self.dropped or self.rewritten or self.untold or self.foreign)
 
     def summary(self) -> str:
         """One line for a trace or a page: what the check changed."""
         parts = []
         if self.dropped:
             parts.append(f"dropped {len(self.dropped)} sentence(s) repeating or saying back the user's message")
+        if self.foreign:
+            parts.append(f"dropped {len(self.foreign)} sentence(s) not in {language_name(self.language)}, the user's language")
+        elif self.language:
+            parts.append(f"not in {language_name(self.language)}, the user's language")
         if self.untold:
             parts.append(f"took out {len(self.untold)} sentence(s) answering with what the user never told"
                          + ("; said so instead" if self.declined else ""))
@@ -297,18 +313,23 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
     if settings.drop_said_before and earlier_replies and asks_nothing(message):
         before = earlier_sentences(earlier_replies)
         drop |= {i for i, s in enumerate(sentences) if sentence_key(s) in before}
+    language = users_language((*earlier_user, message), settings.language_words) if settings.same_language else None
+    foreign = other_language(sentences, language, settings.language_words)
+    drop |= foreign
     untold: set[int] = set()
     told_at: set[int] = set()  # answers from what the user told: said to the user as "you"
     question = fact_question(message, earlier_user) if settings.decline_untold else ""
     if question:
         said = said_words(earlier_user)
-        kinds = [answer_kind(s, question, said) for s in sentences]
+        # a sentence in another language answers nothing: the answer is judged on the others
+        kinds = [None if i in foreign else answer_kind(s, question, said) for i, s in enumerate(sentences)]
         untold = {i for i, kind in enumerate(kinds) if kind == UNTOLD}
         told_at = {i for i, kind in enumerate(kinds) if kind == TOLD}
-        first = answer_window(len(sentences), settings)  # the sentences the answer is judged on
+        rest = [i for i in range(len(sentences)) if i not in foreign]
+        first = {rest[j] for j in answer_window(len(rest), settings)}  # the sentences the answer is judged on
         if untold & first and TOLD not in (kinds[i] for i in first):  # nothing it answers was told: it says so
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(untold & first)))
-        if asks_for_name(question) and gives_no_name([sentences[i] for i in sorted(first)], question, said):
+        if first and asks_for_name(question) and gives_no_name([sentences[i] for i in sorted(first)], question, said):
             return CheckedReply(DECLINE, untold=tuple(sentences[i] for i in sorted(first)))  # a name asked, none given
     drop -= untold
     nothing_new = False
@@ -334,13 +355,30 @@ def check_reply(text: str, message: str, earlier_user: Sequence[str] = (),
         pieces += [text[kept_end:a] if gap is None else gap, new if new != plain else sentence]
         kept_end, gap = b, None
     pieces.append(text[spans[-1][1]:])  # what follows the last sentence, kept or not
-    return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop)), tuple(rewritten),
-                        tuple(sentences[i] for i in sorted(untold)), nothing_new)
+    return CheckedReply("".join(pieces).strip(), tuple(sentences[i] for i in sorted(drop - foreign)), tuple(rewritten),
+                        tuple(sentences[i] for i in sorted(untold)), nothing_new,
+                        tuple(sentences[i] for i in sorted(drop & foreign)), language if foreign else "")
 
 
 def needs_second_try(text: str, message: str, earlier_user: Sequence[str] = (),
                      settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> bool:
     """Whether the reply says nothing but `message` back (echoed or restated), what the assistant
-    said before, or a bare greeting to a message that told something: the check keeps such a reply
-    whole (dropping it would leave nothing), so it is written once more instead."""
-    return settings.second_try and check_reply(text, message, earlier_user, settings, earlier_replies).nothing_new
+    said before, a bare greeting to a message that told something, or only sentences not in the
+    user's language: the check keeps such a reply whole (dropping it would leave nothing), so it is
+    written once more instead."""
+    return second_try_note(text, message, earlier_user, settings, earlier_replies) is not None
+
+
+def second_try_note(text: str, message: str, earlier_user: Sequence[str] = (),
+                    settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> str | None:
+    """The system note after which the reply is written once more (`needs_second_try`), or None
+    when it stands. A reply in another language is asked for in the user's (prompts/reply_language.txt):
+    the note against saying back says nothing of language, and the model wrote Spanish again."""
+    if not settings.second_try:
+        return None
+    checked = check_reply(text, message, earlier_user, settings, earlier_replies)
+    if not checked.nothing_new:
+        return None
+    if checked.language:
+        return render_prompt("reply_language", language=language_name(checked.language)).strip()
+    return render_prompt("reply_again").strip()

@@ -16,7 +16,8 @@ one follows it or the reply ends; so is a sentence that says the message back (`
 `restates`: dropped once something else is said, unless it asks or advises), one said in an earlier
 reply (to a message that asks nothing), a bare greeting (to a message that told something) and one
 with no word (it says nothing else);
-other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
+a sentence not in the user's language (core.language.other_language: decided sentence by
+sentence, in order) is held the same way; other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
 reply is held until a sentence answers from what was told (then the held sentences that answer
 with what was never told are dropped, the rest go on) or its first `answer_window` sentences are in
 (or it ends): then, if one answered with what was never told, the reply is the decline and the rest
@@ -35,6 +36,7 @@ from difflib import SequenceMatcher
 
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
+from core.language import language_of, users_language
 from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
                                greets_only, in_second_person, is_greeting, says_nothing_else, sentence_key,
                                told_part)
@@ -94,6 +96,11 @@ class CheckedStream:
         self._held: list[tuple[int, _Sentence]] = []  # sentences that may be part of an echo, undecided
         self._gap: str | None = None  # the space before a run of dropped sentences
         self._closed = False  # the reply is the decline: what the model writes after it is not shown
+        # the user's language: a sentence in another is held, and dropped once something else is said
+        self.language = (users_language(self.users, settings.language_words) or "") if settings.same_language else ""
+        self.foreign: list[str] = []  # sentences taken out as not in the user's language
+        self._foreign_at: set[int] = set()
+        self._switched = False  # the last sentence long enough to tell was in another language
 
     @property
     def closed(self) -> bool:
@@ -148,6 +155,10 @@ class CheckedStream:
     def _add(self, sentence: _Sentence) -> None:
         index = len(self._sentences)
         self._sentences.append(sentence.text)
+        if self._other_language(sentence.text):  # answers nothing; held, like an echo
+            self._foreign_at.add(index)
+            self._held.append((index, sentence))
+            return
         if self.question:
             kind = answer_kind(sentence.text, self.question, self._said)
             if kind == TOLD:
@@ -204,24 +215,42 @@ class CheckedStream:
         self._show(index, sentence)
 
     def _resolve(self, final: bool) -> None:
-        """Decide the held sentences: those in an echo of the message are dropped, unless the reply
-        says nothing else (then it stays whole, as `check_reply` keeps it)."""
+        """Decide the held sentences: those in an echo of the message (or not in the user's
+        language) are dropped, unless the reply says nothing else (then it stays whole, as
+        `check_reply` keeps it)."""
         if not self._held:
+            return
+        if self.shown == DECLINE and self.untold:  # the decline is the whole reply, as check_reply has it
+            self._held = []
             return
         s = self.settings
         echo = echo_sentences(self._sentences, self.message, s.echo_chars, s.echo_share) if s.drop_echoes else set()
         echo |= {index for index, sentence in self._held if self._said_before(sentence.text)}
         back = {index for index, sentence in self._held if self._restates(sentence.text)}
         greeted = {index for index, sentence in self._held if self._greeting(sentence.text)}
-        if final and says_nothing_else(self._sentences, echo | back | greeted | self._untold_at):
-            echo, back = set(), set()  # nothing else said: the reply stays whole, as check_reply keeps it
+        foreign = self._foreign_at
+        if final and says_nothing_else(self._sentences, echo | back | greeted | self._untold_at | foreign):
+            echo, back, foreign = set(), set(), set()  # nothing else said: the reply stays whole, as check_reply keeps it
         for index, sentence in self._held:
-            if index in echo or (index in back and not asks_or_advises(sentence.text)):
+            if index in foreign:
+                self.foreign.append(sentence.text)
+                self._gap = sentence.gap if self._gap is None else self._gap
+            elif index in echo or (index in back and not asks_or_advises(sentence.text)):
                 self.dropped.append(sentence.text)
                 self._gap = sentence.gap if self._gap is None else self._gap
             else:
                 self._show(index, sentence)
         self._held = []
+
+    def _other_language(self, sentence: str) -> bool:
+        """Whether `sentence` is not in the user's language (`core.language.other_language`, one
+        sentence at a time in the reply's order)."""
+        if not self.language:
+            return False
+        found = language_of(sentence, self.settings.language_words)
+        if found is not None:
+            self._switched = found != self.language
+        return self._switched
 
     def _said_before(self, sentence: str) -> bool:
         return bool(self._before) and sentence_key(sentence) in self._before
