@@ -30,6 +30,9 @@ def test_the_identifier_tells_only_texts_long_enough():
     assert language_of(ITZIAR) == "en"
     assert language_of("Hoy hago ejercicio regular, principalmente la práctica de nadar en la piscina municipal.") == "es"
     assert word_count("我今天去了公园散步") == 9  # no spaces: a character is a word
+    # names are no language: a list of them is not French, however French the names
+    assert language_of("Paris, Lyon, Marseille, Toulouse, Nice, Nantes, Strasbourg are big French cities.") is None
+    assert language_of("Mikel es un ingeniero en Berlin, trabaja en una startup que no entiendo.") == "es"
     assert users_language([ROSA]) == "en"  # a Spanish greeting, then English
     assert users_language(["Hi!", "Ok."]) is None
     assert users_language([ITZIAR, "Ahora vivo en una casa pequeña cerca del río con mi perro."]) == "es"  # the latest
