@@ -372,6 +372,8 @@ def _run_chat(args) -> int:
                               reply_check=ReplyCheckSettings() if args.reply_check else None)
         if steps is None:
             return _interactive(session)
+        if args.out:  # its folder made, as every bench command makes its --out folder
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
         records = []
         try:

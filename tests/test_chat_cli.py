@@ -84,7 +84,7 @@ def test_a_streamed_reply_arrives_in_pieces_that_make_the_reply():
 
 @pytest.mark.slow
 def test_the_command_runs_a_two_dialogue_script_on_the_small_model(tmp_path):
-    out = tmp_path / "replies.jsonl"
+    out = tmp_path / "new folder" / "replies.jsonl"  # made by the command
     proc = subprocess.run(
         [sys.executable, "-m", "core", "chat", "--method", "base", "--backend", "local", "--model", "small",
          "--max-tokens", "24", "--script", _write(tmp_path, SCRIPT), "--out", str(out)],
