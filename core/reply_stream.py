@@ -15,14 +15,13 @@ complete once the next one has begun); each complete sentence goes through the s
 one follows it or the reply ends; so is a sentence that says the message back (`told_part`,
 `restates`: dropped once something else is said, unless it asks or advises), one said in an earlier
 reply (to a message that asks nothing), a bare greeting (to a message that told something) and one
-with no word (it says nothing else);
-a sentence not in the user's language (core.language.other_language: decided sentence by
-sentence, in order) is held the same way; other sentences go out at once. Asked for a fact of the user's world (core.told_answers), the
-reply is held until a sentence answers from what was told (then the held sentences that answer
-with what was never told are dropped, the rest go on) or its first `answer_window` sentences are in
-(or it ends): then, if one answered with what was never told, the reply is the decline and the rest
-of what the model writes is not shown; else they go on, and a later sentence that answers with what
-was never told is dropped. For a finished reply the
+with no word (it says nothing else), and one not in the user's language (core.language.other_language,
+decided sentence by sentence, in order); other sentences go out at once. Asked for a fact of the
+user's world (core.told_answers), the reply is held until a sentence answers from what was told
+(then the held sentences that answer with what was never told are dropped, the rest go on) or its
+first `answer_window` sentences are in (or it ends): then, if one answered with what was never
+told, the reply is the decline and the rest of what the model writes is not shown; else they go
+on, and a later sentence that answers with what was never told is dropped. For a finished reply the
 joined pieces are what `check_reply` makes of the whole text (tests/test_reply_stream.py checks
 this on the check's own cases).
 """
@@ -34,9 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from core.language import language_of, users_language
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
-from core.language import language_of, users_language
 from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
                                greets_only, in_second_person, is_greeting, says_nothing_else, sentence_key,
                                told_part)
