@@ -386,6 +386,10 @@ class ReplyRound:
         earlier_replies = [t.text for t in before if t.role == ASSISTANT]
         settings = service.reply_check
         first: list[str] = []  # the method's first text, when it was written again
+        # which text the worker writes (0, then 1 once written again) and which one the check reads:
+        # `enough` stops the text being checked only, never a second one begun meanwhile
+        texts = {"written": 0, "checked": 0}
+        texts_lock = threading.Lock()
 
         def again(text: str) -> str | None:  # in the worker: the first text is in the queue before the marker
             """The note for writing `text` once more, when it only says the message back or is not in
@@ -394,6 +398,9 @@ class ReplyRound:
             if note is None:
                 return None
             first.append(text)
+            with texts_lock:
+                texts["written"] += 1
+                stream.enough.clear()  # it may have stopped the first text; the second is written whole
             put(_WrittenAgain())
             return note
 
@@ -427,12 +434,15 @@ class ReplyRound:
                 break
             if isinstance(item, _WrittenAgain):  # its text was all held back: the check starts over
                 self._check = self._fresh_check()
+                texts["checked"] += 1
                 continue
             if isinstance(item, ReplyText):
                 streamed = True
                 item = ReplyText(self._checked(item.piece))
-                if self._check is not None and self._check.closed:
-                    stream.enough.set()  # the check decided the reply whole: the model stops writing it
+                if self._check is not None and (self._check.closed or self._check.written_in_vain):
+                    with texts_lock:  # the check decided this text: the model stops writing it
+                        if texts["written"] == texts["checked"]:
+                            stream.enough.set()
                 if not item.piece:
                     continue  # held until its sentence is complete
                 pending.partial += item.piece

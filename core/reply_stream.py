@@ -43,6 +43,10 @@ from core.told_answers import (DECLINE, TOLD, UNTOLD, answer_kind, asks_for_name
                                 gives_told_name, said_words)
 from core.text import split_sentences, words
 
+# a reply whose first this many sentences long enough to tell are in another language, with nothing
+# shown, is written again without waiting for its end: a small model's ramble in another language
+# ran 200 tokens before its second try (docs/operations.md, "With the language check")
+FOREIGN_STOP = 2
 _ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")  # a full stop, perhaps inside quotes or emphasis
 _LINE_BREAK = re.compile(r"[ \t]*\n")
 
@@ -100,11 +104,19 @@ class CheckedStream:
         self.foreign: list[str] = []  # sentences taken out as not in the user's language
         self._foreign_at: set[int] = set()
         self._switched = False  # the last sentence long enough to tell was in another language
+        self._told_apart = 0  # sentences long enough to tell that were in another language
 
     @property
     def closed(self) -> bool:
         """Whether the reply is decided whole (the decline): nothing fed from now on is shown."""
         return self._closed
+
+    @property
+    def written_in_vain(self) -> bool:
+        """Whether nothing has been shown and `FOREIGN_STOP` sentences long enough to tell are in
+        another language than the user's: the reply will be written again (`core.reply_check.
+        second_try_note` on the text so far), so the rest of this text need not be written."""
+        return not self.shown and not self._closed and self._told_apart >= FOREIGN_STOP
 
     @property
     def changed(self) -> bool:
@@ -249,6 +261,7 @@ class CheckedStream:
         found = language_of(sentence, self.settings.language_words)
         if found is not None:
             self._switched = found != self.language
+            self._told_apart += self._switched
         return self._switched
 
     def _said_before(self, sentence: str) -> bool:

@@ -96,3 +96,31 @@ def test_the_benchmark_counts_a_reply_in_another_language():
     assert not turn_flags(TurnCase(ENGLISH, ITZIAR, (ROSA,))).other_language
     assert "other_language" in tripped_checks(SPANISH, ITZIAR, [ROSA])
     assert "other_language" not in tripped_checks(ENGLISH, ITZIAR, [ROSA])
+
+
+def test_a_ramble_in_another_language_is_stopped_after_two_sentences_and_written_again(tmp_path):
+    """Two sentences long enough to tell in another language, nothing shown: the model stops
+    writing that text (its slot goes to the next person) and writes the reply again, whole."""
+    import time
+
+    ramble = " ".join(["Itziar fue devastada en el trabajo el viernes por la noche.",
+                       "Llegó a casa a la una de la mañana y se comió medio pan."] * 20)
+
+    class Slow(ScriptedLLM):
+        pulled: list[int] = []
+
+        def _stream(self, *args, **kwargs):
+            count = 0
+            for piece in super()._stream(*args, **kwargs):
+                count += 1
+                time.sleep(0.005)  # a token at a time, as a model writes: the page's check keeps up
+                yield piece
+            Slow.pulled.append(count)
+
+    llm = Slow([ramble, ENGLISH])
+    stored, streamed = _round(Store(tmp_path / "db.sqlite3"), ReplyCheckSettings(), ramble, ITZIAR, llm)
+    assert streamed == stored.reply.text == ENGLISH  # the second text, written whole
+    assert len(llm.requests) == 2
+    draft = stored.reply.draft
+    assert draft.startswith("Itziar fue devastada") and len(words(draft)) < len(words(ramble)) // 4  # stopped early
+    assert Slow.pulled[-1] == len(words(ENGLISH))  # the second text was not stopped

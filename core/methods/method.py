@@ -39,8 +39,9 @@ class ReplyStream:
     message to append to the same prompt when the answer must be written once more, or None when it
     stands: the chat round's reply check, for an answer that only says the message back.
     `enough`, once set, ends the answer's generation where it is while the reply goes on: the
-    reply check sets it when nothing more the model writes would be shown (the decline), so the
-    model's slot and its compute go to the next person instead of text nobody reads."""
+    reply check sets it when nothing more the model writes would be shown (the decline, or a text
+    that will be written again), so the model's slot and its compute go to the next person
+    instead of text nobody reads; `again` is still asked about the text so far."""
 
     sink: Callable[[str], None]
     cancel: threading.Event = field(default_factory=threading.Event)
@@ -184,8 +185,9 @@ class Method(ABC):
         if stream.max_tokens:
             max_tokens = min(max_tokens, stream.max_tokens)
         text = self._streamed(messages, temperature, max_tokens, stream)
-        decided = stream.cancel.is_set() or stream.enough.is_set()
-        why = stream.again(text) if stream.again is not None and text and not decided else None
+        # a text stopped by `enough` may still be written again (the check decided it is all in
+        # another language); `again` clears `enough` when it asks for that
+        why = stream.again(text) if stream.again is not None and text and not stream.cancel.is_set() else None
         if why is None:
             return text
         # a note after the user's message, not the first text and a complaint about it: shown its
