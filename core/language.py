@@ -16,8 +16,8 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-# the languages an answer is called among: the most used on the web, each with a name for the note
-# that has a reply written again
+# the languages a text is called among (15 widely used ones), each with its name for the note that
+# has a reply written again
 LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German", "it": "Italian",
              "pt": "Portuguese", "nl": "Dutch", "pl": "Polish", "ru": "Russian", "zh": "Chinese",
              "ja": "Japanese", "ko": "Korean", "ar": "Arabic", "hi": "Hindi", "tr": "Turkish"}

@@ -372,8 +372,10 @@ def needs_second_try(text: str, message: str, earlier_user: Sequence[str] = (),
 def second_try_note(text: str, message: str, earlier_user: Sequence[str] = (),
                     settings: ReplyCheckSettings = ReplyCheckSettings(), earlier_replies: Sequence[str] = ()) -> str | None:
     """The system note after which the reply is written once more (`needs_second_try`), or None
-    when it stands. A reply in another language is asked for in the user's (prompts/reply_language.txt):
-    the note against saying back says nothing of language, and the model wrote Spanish again."""
+    when it stands. A reply in another language is asked for in the user's (prompts/reply_language.txt),
+    since the note against saying back says nothing of language: replayed on run 6's Spanish
+    dialogue, the default model wrote Spanish in 32 of 36 first tries and in none of 36 second tries
+    with this note (docs/replies.md)."""
     if not settings.second_try:
         return None
     checked = check_reply(text, message, earlier_user, settings, earlier_replies)
