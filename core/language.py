@@ -13,6 +13,7 @@ it also called English sentences full of names Italian, Dutch or Nigerian Pidgin
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from typing import Sequence
 
@@ -26,9 +27,19 @@ MIN_WORDS = 6
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\s\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 
 
-@lru_cache(maxsize=1)
+_LOADING = threading.Lock()
+
+
 def _identifier():
-    """The identifier, restricted to LANGUAGES: loaded once (0.2 s), read only after."""
+    """The identifier, restricted to LANGUAGES: loaded once, read only after. Its model is
+    xz-compressed (0.7 s to load on 2 cores), so the first replies of a process arriving together
+    wait for one load instead of each running its own (core.warmup loads it at the app's start)."""
+    with _LOADING:
+        return _load_identifier()
+
+
+@lru_cache(maxsize=1)
+def _load_identifier():
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE)

@@ -109,6 +109,15 @@ def splitter_step() -> Callable[[], object]:
     return run
 
 
+def language_step() -> Callable[[], object]:
+    def run():
+        from core.language import language_of
+
+        return language_of("Warm up the language identifier: it loads its compressed model once.")
+
+    return run
+
+
 def nli_step(name_or_path: str = "") -> Callable[[], object]:
     def run():
         from core.metrics.nli import load_nli
@@ -138,11 +147,12 @@ def mcts_kb_step(kb_path: str = "", embedder: str = "") -> Callable[[], object]:
 
 def default_steps(embedder: str = "", nli_model: str = "") -> list[tuple[str, Callable[[], object]]]:
     """The shared models a first query or reply needs, most urgent first: the sentence embedder
-    (retrieval), the sentence splitter (SGMem), spaCy (D-SMART memory), the NLI model (each
-    reply's consistency), the D-SMART recall ranker's embedder. The LLM is not among them: it is
-    chosen per user."""
+    (retrieval), the sentence splitter (SGMem, the reply check), the language identifier (the reply
+    check), spaCy (D-SMART memory), the NLI model (each reply's consistency), the D-SMART recall
+    ranker's embedder. The LLM is not among them: it is chosen per user."""
     from core.embedders import RECALL_EMBEDDER
 
     return [("sentence embedder", embedder_step(embedder)), ("sentence splitter", splitter_step()),
+            ("language identifier", language_step()),
             ("spaCy", spacy_step()), ("NLI model", nli_step(nli_model)),
             ("recall embedder", embedder_step(RECALL_EMBEDDER))]

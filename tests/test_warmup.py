@@ -157,3 +157,24 @@ def test_the_app_warms_the_dsm_recall_embedder_too():
 
     names = [name for name, _ in default_steps()]
     assert names[-1] == "recall embedder" and "sentence embedder" in names
+
+
+def test_the_app_warms_the_language_identifier_and_loads_it_once():
+    """Every reply's check tells its sentences' language; the identifier's model takes 0.7 s to
+    load, so the warm-up loads it, and first replies arriving together share one load."""
+    import threading
+
+    from core import language
+    from core.warmup import default_steps
+
+    steps = dict(default_steps())
+    assert steps["language identifier"]() == "en"  # the model loaded and used once
+    language._load_identifier.cache_clear()
+    found = []
+    threads = [threading.Thread(target=lambda: found.append(language._identifier())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(f) for f in found}) == 1 and language._load_identifier.cache_info().misses == 1
+
