@@ -83,18 +83,30 @@ def language_name(code: str) -> str:
     return LANGUAGES.get(code, code)
 
 
-def other_language(sentences: Sequence[str], language: str | None, min_words: int = MIN_WORDS) -> set[int]:
-    """The indices of the sentences not in `language` (the user's): each of `min_words`+ words that
-    the identifier calls another language, and each shorter one after it ("Tardó dos meses." after
-    a Spanish sentence), until a long one is in `language` again. Decided in order, as a stream
-    sees the sentences: a short sentence before any long one is kept (too short to tell)."""
-    if language is None:
-        return set()
-    out, switched = set(), False
-    for i, sentence in enumerate(sentences):
-        found = language_of(sentence, min_words)
+class SentenceLanguages:
+    """A reply's sentences taken in order, as a stream sees them: `other(sentence)` says whether
+    each is not in `language` (the user's). A sentence of `min_words`+ words is not when the
+    identifier calls it another language; a shorter one follows the last that was told apart
+    ("Tardó dos meses." after a Spanish sentence), and before any is kept (too short to tell).
+    `told_apart` counts the sentences told to be in another language. No `language`: all are kept."""
+
+    def __init__(self, language: str | None, min_words: int = MIN_WORDS) -> None:
+        self.language = language
+        self.min_words = min_words
+        self.switched = False  # the last sentence long enough to tell was in another language
+        self.told_apart = 0
+
+    def other(self, sentence: str) -> bool:
+        if self.language is None:
+            return False
+        found = language_of(sentence, self.min_words)
         if found is not None:
-            switched = found != language
-        if switched:
-            out.add(i)
-    return out
+            self.switched = found != self.language
+            self.told_apart += self.switched
+        return self.switched
+
+
+def other_language(sentences: Sequence[str], language: str | None, min_words: int = MIN_WORDS) -> set[int]:
+    """The indices of the sentences not in `language` (`SentenceLanguages`), of a whole reply."""
+    follower = SentenceLanguages(language, min_words)
+    return {i for i, sentence in enumerate(sentences) if follower.other(sentence)}

@@ -15,7 +15,7 @@ complete once the next one has begun); each complete sentence goes through the s
 one follows it or the reply ends; so is a sentence that says the message back (`told_part`,
 `restates`: dropped once something else is said, unless it asks or advises), one said in an earlier
 reply (to a message that asks nothing), a bare greeting (to a message that told something) and one
-with no word (it says nothing else), and one not in the user's language (core.language.other_language,
+with no word (it says nothing else), and one not in the user's language (core.language.SentenceLanguages,
 decided sentence by sentence, in order); other sentences go out at once. Asked for a fact of the
 user's world (core.told_answers), the reply is held until a sentence answers from what was told
 (then the held sentences that answer with what was never told are dropped, the rest go on) or its
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from core.language import language_of, users_language
+from core.language import SentenceLanguages, users_language
 from core.metrics.reply_defects import normal_text
 from core.metrics.saying_back import restates
 from core.reply_check import (ReplyCheckSettings, asks_nothing, asks_or_advises, earlier_sentences, echo_sentences,
@@ -100,11 +100,10 @@ class CheckedStream:
         self._gap: str | None = None  # the space before a run of dropped sentences
         self._closed = False  # the reply is the decline: what the model writes after it is not shown
         # the user's language: a sentence in another is held, and dropped once something else is said
-        self.language = (users_language(self.users, settings.language_words) or "") if settings.same_language else ""
+        language = users_language(self.users, settings.language_words) if settings.same_language else None
+        self._languages = SentenceLanguages(language, settings.language_words)
         self.foreign: list[str] = []  # sentences taken out as not in the user's language
         self._foreign_at: set[int] = set()
-        self._switched = False  # the last sentence long enough to tell was in another language
-        self._told_apart = 0  # sentences long enough to tell that were in another language
 
     @property
     def closed(self) -> bool:
@@ -116,7 +115,7 @@ class CheckedStream:
         """Whether nothing has been shown and `FOREIGN_STOP` sentences long enough to tell are in
         another language than the user's: the reply will be written again (`core.reply_check.
         second_try_note` on the text so far), so the rest of this text need not be written."""
-        return not self.shown and not self._closed and self._told_apart >= FOREIGN_STOP
+        return not self.shown and not self._closed and self._languages.told_apart >= FOREIGN_STOP
 
     @property
     def changed(self) -> bool:
@@ -166,7 +165,7 @@ class CheckedStream:
     def _add(self, sentence: _Sentence) -> None:
         index = len(self._sentences)
         self._sentences.append(sentence.text)
-        if self._other_language(sentence.text):  # answers nothing; held, like an echo
+        if self._languages.other(sentence.text):  # answers nothing; held, like an echo
             self._foreign_at.add(index)
             self._held.append((index, sentence))
             return
@@ -252,17 +251,6 @@ class CheckedStream:
             else:
                 self._show(index, sentence)
         self._held = []
-
-    def _other_language(self, sentence: str) -> bool:
-        """Whether `sentence` is not in the user's language (`core.language.other_language`, one
-        sentence at a time in the reply's order)."""
-        if not self.language:
-            return False
-        found = language_of(sentence, self.settings.language_words)
-        if found is not None:
-            self._switched = found != self.language
-            self._told_apart += self._switched
-        return self._switched
 
     def _said_before(self, sentence: str) -> bool:
         return bool(self._before) and sentence_key(sentence) in self._before
