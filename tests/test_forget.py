@@ -383,10 +383,13 @@ def test_a_stored_replys_floats_keep_three_significant_digits_so_no_code_hides_i
         {"a": [0.396, 1.5, 12.0, 3], "b": "0.4471"}
     store = Store(tmp_path / "db.sqlite3")
     cid = store.create_conversation("t", owner=ME)
-    reply = Reply("Hi.", "sgmem-h", "m", evidence=(Evidence("x", 0.39628154471761656, "S0:0"),),
-                  trace=Trace("steps", nodes=(TraceNode("s1", "seed", value=0.39628154471761656),)), timings={"generate": 2.04471})
+    # the digits past the third significant one are long and odd enough that no id or timestamp of
+    # the file holds them by chance (a four-digit tail did, now and then)
+    score, seconds = 0.39628158371946257, 2.0483719265
+    reply = Reply("Hi.", "sgmem-h", "m", evidence=(Evidence("x", score, "S0:0"),),
+                  trace=Trace("steps", nodes=(TraceNode("s1", "seed", value=score),)), timings={"generate": seconds})
     store.add_turns(cid, [(Turn("user", "Hello"), None), (Turn("assistant", "Hi."), reply)], owner=ME)
     store.db.scrub(["turns"])
-    assert not raw_holds(store, "4471")
+    assert not raw_holds(store, "8158371946") and not raw_holds(store, "83719265")
     stored = store.turns(cid, owner=ME)[1]
-    assert stored.reply.evidence[0].score == 0.396 and stored.reply.timings == {"generate": 2.04}
+    assert stored.reply.evidence[0].score == 0.396 and stored.reply.timings == {"generate": 2.05}
