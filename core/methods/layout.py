@@ -13,16 +13,21 @@ its first word. Every method's prompt therefore reads, in this order:
 
 The conversation is cut to `max_chars` from its start in steps (`window_start`), not one turn at a
 time: a window sliding by one turn would change the prompt's first message every turn and
-recompute all of it. Memory that the window already shows is not shown again (`outside_window`).
+recompute all of it. Memory that the window already shows is not shown again (`outside_window`),
+except to a question about what the user told (`memory_shown_ids`): read from the whole window, a
+small model answers a changed value with the old one; shown the turns that bear on the question
+again, last before it and in the order said, it reads the change (docs/replies.md, "The memory a
+question needs, shown again").
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from core.dialogue import ASSISTANT, Evidence, Turn
+from core.dialogue import ASSISTANT, USER, Evidence, Turn
 from core.llm.base import Message
 from core.llm.prompts import render_prompt
+from core.told_answers import fact_question
 
 
 def _shown_text(turn: Turn) -> str:
@@ -84,6 +89,29 @@ def layout_prompt(system: str, turns: Sequence[Turn], query: str, max_chars: int
 def shown_turn_ids(turns: Sequence[Turn], max_chars: int) -> set[str]:
     """The ids of the turns the window shows (their memory need not be shown again)."""
     return {t.turn_id for t in conversation_window(turns, max_chars) if t.turn_id}
+
+
+def asks_what_was_told(turns: Sequence[Turn], query: str) -> bool:
+    """Whether `query` asks for a fact of the user's world (core.told_answers.fact_question)."""
+    return bool(fact_question(query, [t.text for t in turns if t.role == USER]))
+
+
+def memory_shown_ids(turns: Sequence[Turn], query: str, max_chars: int) -> set[str]:
+    """The turns whose memory this message's prompt need not show again: those the window shows,
+    and none when the message asks what the user told, whose memory is shown whole."""
+    return set() if asks_what_was_told(turns, query) else shown_turn_ids(turns, max_chars)
+
+
+def in_order_said(evidence: Sequence[Evidence], turns: Sequence[Turn]) -> list[Evidence]:
+    """`evidence` with the items that hold turns in the order the turns were said (a change reads
+    after what it changed), each at a place one of them held; the others stay where they are."""
+    position = {t.turn_id: i for i, t in enumerate(turns) if t.turn_id}
+    slots = [i for i, e in enumerate(evidence) if _turns_of(e) and _turns_of(e) <= position.keys()]
+    ordered = sorted((evidence[i] for i in slots), key=lambda e: min(position[t] for t in _turns_of(e)))
+    out = list(evidence)
+    for i, e in zip(slots, ordered):
+        out[i] = e
+    return out
 
 
 def _turns_of(e: Evidence) -> set[str]:

@@ -16,7 +16,7 @@ from core.methods.dsmart.fragment import is_fact
 from core.methods.dsmart.memory import DynamicStructuredMemory
 from core.methods.dsmart.recall import Recalled, SentenceRanker, memory_text, plain_text, shown_already, sourced_facts
 from core.methods.dsmart.vocab import label_of
-from core.methods.layout import conversation_window, layout_prompt, memory_message, window_messages
+from core.methods.layout import asks_what_was_told, conversation_window, layout_prompt, memory_message, window_messages
 from core.methods.method import Method, Stopwatch
 from core.methods.render import chat_system
 
@@ -179,8 +179,9 @@ class DsmMethod(DsmBacked):
             graph = self.memory.graph  # the last finished snapshot: never half-merged
             facts = [t for t in graph if is_fact(t)]
         turns = dialogue.turns()
-        with watch("rank"):  # the turns the conversation window shows are not repeated as memory lines
-            shown = [m.content for m in window_messages(conversation_window(turns, gen.max_history_chars))]
+        with watch("rank"):  # the turns the conversation window shows are not repeated as memory lines (but to a question of what was told)
+            shown = [] if asks_what_was_told(turns, query) else \
+                [m.content for m in window_messages(conversation_window(turns, gen.max_history_chars))]
             lines = self.recall(query, graph, facts, shown=shown)
         with watch("build_prompt"):
             messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,

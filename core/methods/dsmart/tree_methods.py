@@ -39,7 +39,7 @@ from core.methods.dsmart.reasoning_tree import ReasoningTree, RTConfig, SearchRe
 from core.methods.dsmart.recall import Recalled, memory_text, render, sourced_facts
 from core.methods.dsmart.rt_graph import EntityLinker, MemoryView
 from core.methods.dsmart.rt_llm import TextVectors, TreeModel, TurnsInAnswer
-from core.methods.layout import conversation_window, window_messages
+from core.methods.layout import asks_what_was_told, conversation_window, window_messages
 from core.methods.method import Method, Progress, Stopwatch, Toolkit
 from core.paths import MissingResource
 
@@ -249,8 +249,9 @@ class DsmartMethod(DsmBacked):
         if history:
             note["memory_maintenance_s"] = round(history[-1].timings.get("maintenance", 0.0), 4)
             note["memory_maintenance_cost"] = totals(history[-1].cost)
+        told = asks_what_was_told(dialogue.turns(), query)  # its memory lines are shown whole (core.methods.layout)
         return self.responder.reply(dialogue, query, self.memory.graph, note,
-                                    lambda result, view, shown: self._recall_reached(query, result, view, shown))
+                                    lambda result, view, shown: self._recall_reached(query, result, view, () if told else shown))
 
     def _recall_reached(self, query: str, result: SearchResult, view: MemoryView, shown=()) -> list[Recalled]:
         """The facts of every state the search explored (or the whole graph, `recall.pool`), each
