@@ -7,7 +7,8 @@ import pytest
 from core.dialogue import Dialogue, Evidence, Turn
 from core.llm.fake import ScriptedLLM
 from core.methods import Toolkit, create_method
-from core.methods.layout import conversation_window, layout_prompt, memory_message, outside_window, window_start
+from core.methods.layout import (conversation_window, in_order_said, layout_prompt, memory_message, memory_shown_ids,
+                                 outside_window, window_start)
 
 
 def turns(*sizes: int) -> list[Turn]:
@@ -86,3 +87,43 @@ def test_every_chat_method_keeps_the_system_message_and_the_turns_first(name, ha
         turns_after = [m for m in after[1:] if m["role"] != "system"]
         assert turns_after[:len(turns_before)] == turns_before
     assert conversation_window(d.turns(), 6000) == d.turns()
+
+
+def test_in_order_said_puts_the_turns_in_the_order_said_and_leaves_the_rest_in_place():
+    said = turns(5, 5, 5, 5, 5)
+    items = [Evidence("late", 1.0, "S0:4", "turn"), Evidence("fact", 0.9, "", "fact"),
+             Evidence("early", 0.8, "S0:0", "turn"), Evidence("round", 0.7, "r", "round", meta={"turn_ids": ["S0:2", "S0:3"]}),
+             Evidence("gone", 0.6, "S9:9", "turn")]  # a turn no longer in the dialogue keeps its place
+    assert [e.text for e in in_order_said(items, said)] == ["early", "fact", "round", "late", "gone"]
+    assert in_order_said([], said) == []
+
+
+def test_a_question_about_what_was_told_is_shown_its_memory_whole():
+    said = [Turn("user", "I live in Delft.", "S0:0"), Turn("assistant", "Nice.", "S0:1"),
+            Turn("user", "I moved to Voorhof last week.", "S0:2"), Turn("assistant", "Good luck.", "S0:3")]
+    assert memory_shown_ids(said, "Where do I live now?", 6000) == set()
+    assert memory_shown_ids(said, "The weather is lovely today.", 6000) == {"S0:0", "S0:1", "S0:2", "S0:3"}
+    assert memory_shown_ids(said, "What should I cook tonight?", 6000) == {"S0:0", "S0:1", "S0:2", "S0:3"}  # advice, no fact
+
+
+@pytest.mark.parametrize("name", ["rag", "sgmem-h", "dsm"])
+def test_a_memory_method_shows_a_told_question_the_turns_its_window_holds(name, hashing_embedder):
+    """The window holds every turn here: a statement gets no memory message, a question about what
+    the user told gets the turn that answers it again, last before the question."""
+    llm = ScriptedLLM(lambda messages: "Nice.")
+    method, d = create_method(name, Toolkit(llm=llm, embedder=hashing_embedder)), Dialogue()
+    for text in ("Hi, I'm Ana and I teach chemistry in Porto.", "My brother Rui repairs bikes in Braga."):
+        method.sync(d)
+        method.wait()
+        method.respond(d, text)
+        for turn in (d.add(Turn("user", text)), d.add(Turn("assistant", "Nice."))):
+            method.observe(turn)
+    method.sync(d)
+    method.wait()
+    statement = list(method.respond(d, "It rained all day here.").trace.prompt)
+    question = list(method.respond(d, "What does my brother Rui do?").trace.prompt)
+    assert [m["role"] for m in statement[-2:]] == ["assistant", "user"]  # no memory message
+    assert question[-2]["role"] == "system"
+    # the turn itself (rag, sgmem-h); D-SMART's lines are the facts its graph kept, ranked by its recall
+    assert ("repair" if name != "dsm" else "Porto") in question[-2]["content"]
+    assert question[:-2] == statement[:-1]  # the window is the same prompt prefix: the cache holds it
