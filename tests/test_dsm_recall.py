@@ -235,9 +235,13 @@ def test_a_sentence_the_recent_turns_show_is_not_repeated_among_the_memory_lines
     chat(method, dialogue, [("My sister Ana works as a nurse in Lisbon.", "How nice."),
                             ("My dog is Rex.", "Good name."),
                             ("I keep a small vegetable patch behind the house.", "Lovely.")])
-    prompt = "\n".join(m["content"] for m in method.respond(dialogue, "What do I grow and what does Ana do?").trace.prompt)
+    prompt = "\n".join(m["content"] for m in method.respond(dialogue, "I was thinking of my garden and of Ana today.").trace.prompt)
     assert prompt.count("vegetable patch") == 1  # the last round: in the window, not again as a memory line
     assert "Your sister Ana works as a nurse in Lisbon." in prompt  # an older round: a memory line
+    # a question about what the user told is shown its memory whole, what the window holds too
+    # (core.methods.layout.asks_what_was_told)
+    prompt = "\n".join(m["content"] for m in method.respond(dialogue, "What do I grow and what does Ana do?").trace.prompt)
+    assert prompt.count("vegetable patch") == 2
     # a line that carries a value's history stays although its sentence is in the recent turns
     chat(method, dialogue, [("Actually my dog is called Max.", "Noted.")])
     prompt = "\n".join(m["content"] for m in method.respond(dialogue, "What is my dog called?").trace.prompt)

@@ -111,6 +111,9 @@ def test_chat_page_lists_the_facts_a_dsmart_reply_used_with_their_sentences(app_
     assistant = at.chat_message[3]
     evidence = assistant.dataframe[0].value
     assert "No retrieved evidence" not in " ".join(m.value for m in assistant.markdown)
-    assert set(evidence["kind"]) == {"fact"} and set(evidence["source"]) == {"reasoning tree"}
-    assert "Ana | is a | sister" in list(evidence["text"])
+    # the memory lines the answer prompt showed (a question about what was told is shown them whole,
+    # core.methods.layout), then the facts the tree used
+    assert set(evidence["kind"]) == {"sentence", "fact"} and set(evidence["source"]) == {"dsm", "reasoning tree"}
+    tree = evidence[evidence["source"] == "reasoning tree"]
+    assert set(tree["kind"]) == {"fact"} and "Ana | is a | sister" in list(tree["text"])
     assert any("Your sister Ana works as a nurse in Lisbon." in str(s) for s in evidence["said"])

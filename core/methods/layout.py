@@ -14,7 +14,7 @@ its first word. Every method's prompt therefore reads, in this order:
 The conversation is cut to `max_chars` from its start in steps (`window_start`), not one turn at a
 time: a window sliding by one turn would change the prompt's first message every turn and
 recompute all of it. Memory that the window already shows is not shown again (`outside_window`),
-except to a question about what the user told (`memory_shown_ids`): read from the whole window, a
+except to a question about what the user told (`asks_what_was_told`): read from the whole window, a
 small model answers a changed value with the old one; shown the turns that bear on the question
 again, last before it and in the order said, it reads the change (docs/replies.md, "The memory a
 question needs, shown again").
@@ -92,14 +92,9 @@ def shown_turn_ids(turns: Sequence[Turn], max_chars: int) -> set[str]:
 
 
 def asks_what_was_told(turns: Sequence[Turn], query: str) -> bool:
-    """Whether `query` asks for a fact of the user's world (core.told_answers.fact_question)."""
+    """Whether `query` asks for a fact of the user's world (core.told_answers.fact_question): its
+    memory is shown whole, what the window shows too."""
     return bool(fact_question(query, [t.text for t in turns if t.role == USER]))
-
-
-def memory_shown_ids(turns: Sequence[Turn], query: str, max_chars: int) -> set[str]:
-    """The turns whose memory this message's prompt need not show again: those the window shows,
-    and none when the message asks what the user told, whose memory is shown whole."""
-    return set() if asks_what_was_told(turns, query) else shown_turn_ids(turns, max_chars)
 
 
 def in_order_said(evidence: Sequence[Evidence], turns: Sequence[Turn]) -> list[Evidence]:

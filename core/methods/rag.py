@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.config import RAGConfig
 from core.dialogue import EVIDENCE_TURN, Dialogue, Evidence, Reply, Turn
-from core.methods.layout import asks_what_was_told, in_order_said, layout_prompt, memory_message, memory_shown_ids, outside_window
+from core.methods.layout import asks_what_was_told, in_order_said, layout_prompt, memory_message, outside_window, shown_turn_ids
 from core.methods.method import Method, Stopwatch, turn_line
 from core.methods.render import chat_system, memory_notes
 from core.timeref import anchor_dated
@@ -68,9 +68,10 @@ class RagMethod(Method):
         calls0 = self.tools.llm.calls
         turns = dialogue.turns()
         with watch("retrieve"):  # top-K of the turns the conversation window no longer shows (all, to a question of what was told)
-            shown = memory_shown_ids(turns, query, gen.max_history_chars)
+            told = asks_what_was_told(turns, query)
+            shown = set() if told else shown_turn_ids(turns, gen.max_history_chars)
             evidence = outside_window(self.retrieve(dialogue, query, cfg.top_k + len(shown)), shown)[:cfg.top_k]
-            if asks_what_was_told(turns, query):
+            if told:
                 evidence = in_order_said(evidence, turns)
         with watch("build_prompt"):
             messages = layout_prompt(chat_system(gen.reply_sentences), turns, query, gen.max_history_chars,

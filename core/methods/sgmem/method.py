@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.dialogue import EVIDENCE_SESSION, TRACE_STEPS, Dialogue, Evidence, Reply, Trace, TraceNode, Turn
-from core.methods.layout import asks_what_was_told, in_order_said, layout_prompt, memory_message, memory_shown_ids, outside_window
+from core.methods.layout import asks_what_was_told, in_order_said, layout_prompt, memory_message, outside_window, shown_turn_ids
 from core.methods.method import Method, Stopwatch, prompt_record
 from core.methods.render import chat_system, memory_notes
 from core.methods.sgmem.config import LONGMEMEVAL_DEFAULTS, SGMemConfig
@@ -56,11 +56,12 @@ class SGMemMethod(Method):
         watch = Stopwatch()
         calls0 = self.tools.llm.calls
         turns = dialogue.turns()
-        shown = memory_shown_ids(turns, query, gen.max_history_chars)
+        told = asks_what_was_told(turns, query)
+        shown = set() if told else shown_turn_ids(turns, gen.max_history_chars)
         with watch("retrieve"):  # the turns the conversation window shows are in the prompt already (but to a question of what was told)
             hits = self.search(dialogue, query, cfg.top_k + len(shown))
         chunks = outside_window(hits.chunks, shown)[:cfg.top_k]
-        if asks_what_was_told(turns, query):
+        if told:
             chunks = in_order_said(chunks, turns)
         evidence = chunks + list(hits.memories)
         with watch("build_prompt"):
