@@ -61,6 +61,19 @@ def answer_part(text: str) -> str:
     return found[-1].strip() if len(found) > 1 else text.strip()
 
 
+def tally(rows: list[dict], label: str, **match) -> None:
+    """Print how many of the rows whose fields equal `match` are right, and their median seconds."""
+    mine = [r for r in rows if all(r[k] == v for k, v in match.items())]
+    if mine:
+        secs = sorted(r["seconds"] for r in mine)
+        print(f"{label}: right {sum(r['right'] for r in mine)} of {len(mine)}, median {secs[len(secs) // 2]} s")
+
+
+def write_rows(rows: list[dict], out: str) -> None:
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
 def questions(script: str, controls: int, never: int):
     out, others, nevers = [], 0, 0
     for d, steps in enumerate(split_dialogues(read_script(script))):
@@ -109,12 +122,8 @@ def main() -> None:
                           f"{step.user!r} -> {text!r}", flush=True)
     for kind in ("changed", "control", "never told"):
         for form in forms:
-            mine = [r for r in rows if r["kind"] == kind and r["form"] == form]
-            if mine:
-                secs = sorted(r["seconds"] for r in mine)
-                print(f"{kind}, form {form}: right {sum(r['right'] for r in mine)} of {len(mine)}, median {secs[len(secs) // 2]} s")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+            tally(rows, f"{kind}, form {form}", kind=kind, form=form)
+    write_rows(rows, args.out)
 
 
 if __name__ == "__main__":

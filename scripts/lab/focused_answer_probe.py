@@ -41,6 +41,7 @@ from core.methods.layout import layout_prompt, memory_message
 from core.methods.render import chat_system, memory_notes
 from core.text import split_sentences
 from core.toolkit import make_toolkit
+from scripts.lab.fact_form_probe import tally, write_rows
 from scripts.lab.fact_temperature_probe import score
 
 
@@ -97,12 +98,8 @@ def main() -> None:
     for script in sorted({r["script"] for r in rows}):
         for kind in ("told", "never told"):
             for form in args.forms.split(","):
-                mine = [r for r in rows if r["script"] == script and r["kind"] == kind and r["form"] == form]
-                if mine:
-                    secs = sorted(r["seconds"] for r in mine)
-                    print(f"{script} {kind}, {form}: right {sum(r['right'] for r in mine)} of {len(mine)}, median {secs[len(secs) // 2]} s")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+                tally(rows, f"{script} {kind}, {form}", script=script, kind=kind, form=form)
+    write_rows(rows, args.out)
 
 
 if __name__ == "__main__":
