@@ -451,7 +451,8 @@ def _add_loadtest(sub) -> None:
     p.add_argument("--replicas", type=int, default=2)
     p.add_argument("--llm", choices=["stub", "llamacpp"], default="stub")
     p.add_argument("--llm-servers", type=int, default=2, help="LLM server processes (each also behind nginx least_conn)")
-    p.add_argument("--messages", type=int, default=3, help="messages per session")
+    p.add_argument("--messages", type=int, default=None,
+                   help="messages per session (default 3; with --heavy, the light users' whole five-message script)")
     p.add_argument("--think", type=float, default=20.0, help="mean seconds between a reply and the next message")
     p.add_argument("--faults", action="store_true", help="SIGKILL a replica, restart PostgreSQL, kill an LLM server mid-run")
     p.add_argument("--heavy", type=int, default=0, help="owners keeping the model busy (4 tabs each, long messages back to back)")
@@ -470,8 +471,8 @@ def _run_loadtest(args) -> int:
     this process becomes it (exec, same PID), so a signal sent to this command reaches the runner,
     which stops every server it started."""
     argv = [sys.executable, "-m", "ops.loadtest", "--sessions", str(args.sessions), "--replicas", str(args.replicas),
-            "--llm", args.llm, "--llm-servers", str(args.llm_servers), "--messages", str(args.messages),
-            "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
+            "--llm", args.llm, "--llm-servers", str(args.llm_servers),
+            *(["--messages", str(args.messages)] if args.messages else []), "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
             "--heavy", str(args.heavy), *(["--no-fair-queue"] if args.no_fair_queue else []),
             "--llm-routing", args.llm_routing, *(x for kv in args.app_env for x in ("--app-env", kv))]
     os.chdir(paths.REPO_ROOT)

@@ -21,8 +21,9 @@ Heavy owners (--heavy K, issue 54): K owners keep the model busy while the N lig
 from HEAVY_TABS tabs at once sending long pasted messages back to back (four replies of one owner in
 flight, as a Compare with four methods sends them). The light users' time to first words is set
 against a light user's alone in the same run: solo_first_text_p95_s, light_first_text_p95_s,
-fair_ratio, heavy_requests_done, queue_position_shown. --no-fair-queue runs the replicas with the
-fair queue off (WORKBENCH_LLM_QUEUE=off), for comparison.
+fair_ratio, heavy_requests_done, queue_position_shown. Beside heavy owners the light users send
+their whole five-message script unless --messages says otherwise (`messages_each`). --no-fair-queue
+runs the replicas with the fair queue off (WORKBENCH_LLM_QUEUE=off), for comparison.
 """
 
 from __future__ import annotations
@@ -502,6 +503,19 @@ def model_figures(trace: Path, solos: list[User], users: list[User]) -> dict:
             "requests": sorted(timeline, key=lambda r: r["submitted_s"])}
 
 
+def messages_each(args) -> int:
+    """Messages per light user: --messages, else 3 (the 100-session scale run) or, with heavy owners,
+    the whole script (MESSAGES: introduce, tell, ask twice, say goodbye). With five light users a light
+    message waits in the queue only when it meets another light user's prompt being computed (about
+    1.4 times in a run of 3 messages each), so a run of 3 had none by chance about one run in four,
+    and the fair bar's "a waiting light message shown its place" could not be checked; the 25
+    replies of the whole script also make each p95 rest on more than the two slowest replies
+    (docs/operations.md, "The light users' whole script")."""
+    if args.messages:
+        return args.messages
+    return len(MESSAGES) if args.heavy else 3
+
+
 def queue_capacity(args) -> int:
     """Requests the LLM pool serves at once, the replicas' queue capacity. llama.cpp servers and the
     heavy-run stub serve SLOTS_PER_SERVER each. The light-run stub answers any number at once, so
@@ -640,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--llm", choices=["stub", "llamacpp"], default="stub")
     parser.add_argument("--llm-servers", type=int, default=2)
-    parser.add_argument("--messages", type=int, default=3)
+    parser.add_argument("--messages", type=int, default=None, help="default: messages_each()")
     parser.add_argument("--think", type=float, default=20.0)
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--heavy", type=int, default=0)
@@ -652,6 +666,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="an extra variable for the replicas (e.g. WORKBENCH_NLI_MODEL=folder)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    args.messages = messages_each(args)
     # SIGTERM (a timeout, Ctrl-C from a supervisor) unwinds like an exception: the Cluster's `with`
     # stops PostgreSQL, nginx, the replicas and the LLM servers
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

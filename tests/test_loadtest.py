@@ -105,6 +105,33 @@ def test_the_queue_capacity_is_what_the_llm_pool_serves_at_once(llm, heavy, serv
     assert queue_capacity(Namespace(llm=llm, heavy=heavy, llm_servers=servers, sessions=sessions)) == capacity
 
 
+@pytest.mark.parametrize("messages, heavy, each", [
+    (None, 0, 3),  # the 100-session scale run: three messages a session, as its bar was set
+    (None, 1, 5),  # beside heavy owners, the light users' whole script
+    (2, 1, 2),  # an explicit count wins
+])
+def test_light_users_send_their_whole_script_beside_heavy_owners(messages, heavy, each):
+    from argparse import Namespace
+
+    from ops.loadtest import MESSAGES, messages_each
+
+    assert len(MESSAGES) == 5
+    assert messages_each(Namespace(messages=messages, heavy=heavy)) == each
+
+
+def test_the_command_line_passes_the_message_count_only_when_given(monkeypatch):
+    from core import cli
+
+    seen = []
+    monkeypatch.setattr(cli.os, "execv", lambda exe, argv: seen.append(argv))
+    monkeypatch.setattr(cli.os, "chdir", lambda _path: None)
+    for extra in ([], ["--messages", "4"]):
+        args = cli.build_parser().parse_args(["loadtest", "--heavy", "1", *extra])
+        args.func(args)
+    assert "--messages" not in seen[0]
+    assert seen[1][seen[1].index("--messages") + 1] == "4"
+
+
 def _forward(kind: str, text: str = "", finished: int | None = None) -> bytes:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
