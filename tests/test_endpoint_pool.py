@@ -14,7 +14,7 @@ import pytest
 from core.config import LLMSettings
 from core.llm import LLMError, make_llm
 from core.llm.endpoint_pool import ServerPool, prefer_server, preferred_server, split_urls
-from core.llm.fair_queue import FairScheduler, QueueSettings, caller
+from core.llm.fair_queue import HOLD_S, FairScheduler, QueueSettings, caller
 from core.llm.queued import queued
 from ops.llm_stub import LLMStub
 
@@ -211,6 +211,62 @@ def test_a_next_paste_stays_with_its_conversation():
     q.release(q.submit("heavy", prompt_tokens=2800))
     assert q.submit("a", prompt_tokens=100, max_tokens=200).server == 0
     assert q.submit("heavy", prompt_tokens=3000, max_tokens=200).server == 0
+
+
+def test_a_paste_waits_for_the_short_reply_being_written_on_its_server():
+    """A server computing a pasted note gives a reply beside it one token per step of that
+    prefill: the load test saw a 47-token reply take 8.3 s beside one, where it would take 1-2 s
+    alone. So the heavy owner's next paste waits until that reply is done, and a light request
+    behind it in turn starts on the other server rather than on the one kept for the paste."""
+    q = pool_queue()
+    q.release(q.submit("heavy", prompt_tokens=2800))  # the heavy owner's conversation is on server 0
+    q.release(q.submit("b", prompt_tokens=100))  # b was served after the heavy owner: behind it in turn
+    a = q.submit("a", prompt_tokens=100, max_tokens=200, streaming=True)
+    assert a.server == 0
+    heavy = q.submit("heavy", prompt_tokens=3000, max_tokens=200, streaming=True)
+    assert not heavy.granted  # a's prompt is still computed (the rule before this one)
+    q.first_piece(a)
+    assert not heavy.granted  # a is being written: the paste waits for it to end
+    c = q.submit("c", prompt_tokens=100, max_tokens=200, streaming=True)
+    q.first_piece(c)
+    assert c.server == 1
+    b2 = q.submit("b", prompt_tokens=100, max_tokens=200, streaming=True)
+    assert b2.granted and b2.server == 1  # server 0 had the cheaper slot (b's cache), but it is kept for the paste
+    q.release(a)
+    assert heavy.granted and heavy.server == 0
+
+
+def test_a_paste_waits_for_replies_for_a_bounded_time_only():
+    clock = Clock()
+    q = pool_queue(clock)
+    q.release(q.submit("heavy", prompt_tokens=2800))
+    a = q.submit("a", prompt_tokens=100, max_tokens=200, streaming=True)
+    q.first_piece(a)
+    heavy = q.submit("heavy", prompt_tokens=3000, max_tokens=200, streaming=True)
+    assert not heavy.granted
+    clock.now = HOLD_S - 0.1
+    q.release(q.submit("x", prompt_tokens=100))  # any event looks again
+    assert not heavy.granted
+    clock.now = HOLD_S
+    q.release(q.submit("y", prompt_tokens=100))
+    assert heavy.granted and heavy.server == 0  # a reply may run to its token limit: the paste goes on
+
+
+def test_a_paste_waits_for_no_reply_of_its_own_owner_nor_on_one_server():
+    q = FairScheduler(QueueSettings(capacity=4, per_owner=2, servers=2), clock=Clock())
+    q.rates.prefill_tps, q.rates.decode_tps, q.rates.completion_tokens = 100.0, 10.0, 20.0
+    x, y = q.submit("x", prompt_tokens=100), q.submit("y", prompt_tokens=100)
+    assert (x.server, y.server) == (0, 1)
+    q.release(x)
+    mine = q.submit("heavy", prompt_tokens=100, max_tokens=200, streaming=True)
+    q.first_piece(mine)
+    assert mine.server == 0
+    paste = q.submit("heavy", prompt_tokens=3000, max_tokens=200, streaming=True)
+    assert paste.granted and paste.server == 0  # beside its own reply: the owner slows only itself
+    one = FairScheduler(QueueSettings(capacity=2, per_owner=1))  # the embedded model: rules of one server
+    a = one.submit("a", prompt_tokens=100, max_tokens=200, streaming=True)
+    one.first_piece(a)
+    assert one.submit("heavy", prompt_tokens=3000, max_tokens=200, streaming=True).granted
 
 
 def test_the_trace_keeps_one_line_per_request(tmp_path):

@@ -23,8 +23,12 @@ The rules, applied each time a slot frees or a request arrives:
   also counts the delay its prefill puts on the replies already on a server. A request does not
   start beside a prompt still being computed (a server computes one prompt at a time as fast as
   two together): it waits for that prompt's first piece, or for a slot on another server, and
-  starts beside a prompt only when every server computes a long one. A server the pool found
-  down is not chosen while another is up;
+  starts beside a prompt only when every server computes a long one. A long prompt does not start
+  beside another person's short reply still being written either (for up to HOLD_S): a server
+  computing a pasted note gives a reply beside it one token per step of that prefill, so a reply
+  half a second from done took eight (docs/operations.md, "A long prompt waits for the replies on
+  its server"); meanwhile no other request starts on that server, and those behind it may start
+  on another. A server the pool found down is not chosen while another is up;
 - a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
   is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
 
@@ -58,6 +62,9 @@ from core.llm.base import LLMError
 # a prompt this long (estimated tokens) still being computed holds its server's compute for seconds:
 # a pasted note, not a chat turn (whose conversation is mostly in the server's cache)
 LONG_PROMPT = 512
+# how long a long prompt waits for the short replies being written on its server before it starts
+# beside them anyway (their ends are not known in advance: a reply may run to its token limit)
+HOLD_S = 10.0
 INTERACTIVE = 0  # a reply someone is waiting for
 BACKGROUND = 1  # work started from a page: benchmarks, imports
 DEFAULT_OWNER = "cli"
@@ -174,6 +181,7 @@ class Ticket:
     started_at: float | None = None
     streaming: bool = False  # its first piece is reported (`first_piece`)
     first_at: float | None = None  # its first generated piece came: its prefill is done
+    held_at: float | None = None  # a long prompt: when it first waited for the replies on its server
     done: bool = False
 
 
@@ -348,22 +356,44 @@ class FairScheduler:
 
     def _dispatch(self) -> None:
         s, cfg = self._state, self.settings
+        reserved: set[int] = set()  # servers a long prompt waits on: nothing else starts there meanwhile
+        passed: set[int] = set()  # those long prompts (seq): the requests behind them may start elsewhere
         while s.waiting and len(s.in_flight) < cfg.capacity:
             busy = {}
             for t in s.in_flight:
                 busy[t.owner] = busy.get(t.owner, 0) + 1
-            ticket = _next(s.waiting, s.last_served, lambda t: busy.get(t.owner, 0) < cfg.owner_limit)
+            ticket = _next(s.waiting, s.last_served,
+                           lambda t: busy.get(t.owner, 0) < cfg.owner_limit and t.seq not in passed)
             if ticket is None:
                 break
-            server = self._server_for(ticket)
+            server = self._server_for(ticket, reserved)
             if server is None:  # no slot for it yet (or only beside a long prefill): it waits, and those behind it
                 break
+            if self._holds_for_replies(ticket, server):
+                reserved.add(server)
+                passed.add(ticket.seq)
+                continue
             s.waiting.remove(ticket)
             self._grant(ticket, server)
         self._cond.notify_all()
 
-    def _server_for(self, ticket: Ticket) -> int | None:
-        """Where `ticket` starts (None: it waits for a slot). On one server: its free slot. In a pool:
+    def _holds_for_replies(self, ticket: Ticket, server: int) -> bool:
+        """Whether long prompt `ticket` waits before starting on `server` (of a pool) for the short
+        replies of other owners being written there, as it does for HOLD_S at most."""
+        if self.settings.servers < 2 or ticket.prompt_tokens < LONG_PROMPT:
+            return False
+        writing = [t for t in self._state.in_flight if t.server == server and t.owner != ticket.owner
+                   and t.streaming and t.first_at is not None and t.prompt_tokens < LONG_PROMPT]
+        if not writing:
+            return False
+        now = self.clock()
+        if ticket.held_at is None:
+            ticket.held_at = now
+        return now - ticket.held_at < HOLD_S
+
+    def _server_for(self, ticket: Ticket, reserved: set[int] = frozenset()) -> int | None:
+        """Where `ticket` starts (None: it waits for a slot). On one server: its free slot. In a pool
+        (not on the `reserved` servers, kept for a long prompt waiting there):
 
         - not beside a prompt still being computed (a stream whose first piece has not come): a
           server computes the prompts it holds together, so two started at once both have their
@@ -408,7 +438,7 @@ class FairScheduler:
             return ahead + own(k) * (len(on[k]) + 1)  # its own prefill, and the delay it puts on each there
 
         up = [k for k in range(len(on)) if self.server_up(k)] or list(range(len(on)))
-        free = [k for k in up if len(on[k]) < cfg.server_slots]
+        free = [k for k in up if len(on[k]) < cfg.server_slots and k not in reserved]
         if not free:
             return None
         candidates = [k for k in free if not computing_long(k)]
