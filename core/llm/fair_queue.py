@@ -26,8 +26,8 @@ The rules, applied each time a slot frees or a request arrives:
   starts beside a prompt only when every server computes a long one. A long prompt does not start
   beside another person's short reply still being written either (for up to HOLD_S): a server
   computing a pasted note gives a reply beside it one token per step of that prefill, so a reply
-  half a second from done took eight (docs/operations.md, "A long prompt waits for the replies on
-  its server"); meanwhile no other request starts on that server, and those behind it may start
+  half a second from done took eight (docs/operations.md, "a paste waits for the replies on its
+  server"); meanwhile no other request starts on that server, and those behind it may start
   on another. A server the pool found down is not chosen while another is up;
 - a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
   is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
