@@ -472,7 +472,8 @@ def _run_loadtest(args) -> int:
     which stops every server it started."""
     argv = [sys.executable, "-m", "ops.loadtest", "--sessions", str(args.sessions), "--replicas", str(args.replicas),
             "--llm", args.llm, "--llm-servers", str(args.llm_servers),
-            *(["--messages", str(args.messages)] if args.messages else []), "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
+            *(["--messages", str(args.messages)] if args.messages else []),  # else ops.loadtest.messages_each
+            "--think", str(args.think), *(["--faults"] if args.faults else []), *(["--out", str(args.out)] if args.out else []),
             "--heavy", str(args.heavy), *(["--no-fair-queue"] if args.no_fair_queue else []),
             "--llm-routing", args.llm_routing, *(x for kv in args.app_env for x in ("--app-env", kv))]
     os.chdir(paths.REPO_ROOT)
