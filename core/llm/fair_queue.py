@@ -27,8 +27,9 @@ The rules, applied each time a slot frees or a request arrives:
   beside another person's short reply still being written either (for up to HOLD_S): a server
   computing a pasted note gives a reply beside it one token per step of that prefill, so a reply
   half a second from done took eight (docs/operations.md, "a paste waits for the replies on its
-  server"); meanwhile no other request starts on that server, and those behind it may start
-  on another. A server the pool found down is not chosen while another is up;
+  server"); meanwhile the requests behind it in turn do not start on that server (they may on
+  another; one ahead of it in turn still may, which the bound covers). A server the pool found
+  down is not chosen while another is up;
 - a bound: past `max_waiting` requests waiting (or `max_waiting_per_owner` of one owner) a new one
   is refused with `QueueFull`, an LLMError the page shows ("the model is busy"), not a silent wait.
 
@@ -356,7 +357,7 @@ class FairScheduler:
 
     def _dispatch(self) -> None:
         s, cfg = self._state, self.settings
-        reserved: set[int] = set()  # servers a long prompt waits on: nothing else starts there meanwhile
+        reserved: set[int] = set()  # servers a long prompt waits on: nothing behind it starts there meanwhile
         passed: set[int] = set()  # those long prompts (seq): the requests behind them may start elsewhere
         while s.waiting and len(s.in_flight) < cfg.capacity:
             busy = {}
