@@ -74,6 +74,19 @@ def write_rows(rows: list[dict], out: str) -> None:
     Path(out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
+def read_pair(pair: str) -> tuple[str, list, dict]:
+    """SCRIPT=RECORDS: the chat script, its dialogues (each a list of steps) and the recorded
+    replies by (dialogue, turn), whose replies stand as the history."""
+    script, records = pair.split("=", 1)
+    replies = {(r["dialogue"], r["turn"]): r["reply"] for r in map(json.loads, open(records, encoding="utf-8"))}
+    return script, split_dialogues(read_script(script)), replies
+
+
+def history(steps: list, d: int, t: int, replies: dict) -> list[Turn]:
+    """The turns before step `t` of dialogue `d`: each user message, then the reply recorded for it."""
+    return [x for k, s in enumerate(steps[:t]) for x in (Turn("user", s.user), Turn("assistant", replies.get((d, k), "")))]
+
+
 def questions(script: str, controls: int, never: int):
     out, others, nevers = [], 0, 0
     for d, steps in enumerate(split_dialogues(read_script(script))):
@@ -103,11 +116,9 @@ def main() -> None:
     forms = args.forms.split(",")
     rows = []
     for pair in args.pairs:
-        script, records = pair.split("=", 1)
-        replies = {(r["dialogue"], r["turn"]): r["reply"] for r in map(json.loads, open(records, encoding="utf-8"))}
-        dialogues = split_dialogues(read_script(script))
+        script, dialogues, replies = read_pair(pair)
         for d, t, step, kind in questions(script, args.controls, args.never):
-            turns = [x for k, s in enumerate(dialogues[d][:t]) for x in (Turn("user", s.user), Turn("assistant", replies.get((d, k), "")))]
+            turns = history(dialogues[d], d, t, replies)
             for form in forms:
                 note = Message("system", FORMS[form]) if FORMS[form] else None
                 messages = layout_prompt(chat_system(gen.reply_sentences), turns, step.user, gen.max_history_chars, note)

@@ -26,22 +26,19 @@ Right = an expected answer in the text; never told = the text declines (core.met
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
-from core.benchmarks.replies import split_dialogues
-from core.chat import read_script
 from core.config import GenerationSettings, LLMSettings
-from core.dialogue import Evidence, Turn
+from core.dialogue import Evidence
 from core.llm.base import Message
 from core.methods.layout import layout_prompt, memory_message
 from core.methods.render import chat_system, memory_notes
 from core.text import split_sentences
 from core.toolkit import make_toolkit
-from scripts.lab.fact_form_probe import tally, write_rows
+from scripts.lab.fact_form_probe import history, read_pair, tally, write_rows
 from scripts.lab.fact_temperature_probe import score
 
 
@@ -66,14 +63,13 @@ def main() -> None:
     system = chat_system(gen.reply_sentences)
     rows = []
     for pair in args.pairs:
-        script, records = pair.split("=", 1)
-        replies = {(r["dialogue"], r["turn"]): r["reply"] for r in map(json.loads, open(records, encoding="utf-8"))}
-        for d, steps in enumerate(split_dialogues(read_script(script))):
+        script, dialogues, replies = read_pair(pair)
+        for d, steps in enumerate(dialogues):
             for t, step in enumerate(steps):
                 if not (step.expect or (step.never_told and not args.told_only)):
                     continue
                 kind = "told" if step.expect else "never told"
-                turns = [x for k, s in enumerate(steps[:t]) for x in (Turn("user", s.user), Turn("assistant", replies.get((d, k), "")))]
+                turns = history(steps, d, t, replies)
                 users = [x.text for x in turns if x.role == "user"]
                 for form in args.forms.split(","):
                     if form == "window":

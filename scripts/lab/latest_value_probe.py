@@ -23,18 +23,17 @@ Measured 2026-11-29: docs/replies.md, "The latest value: probed, not taken".
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 from core.benchmarks.replies import split_dialogues
 from core.chat import read_script
 from core.config import GenerationSettings, LLMSettings
-from core.dialogue import Turn
 from core.methods.layout import layout_prompt, memory_message
 from core.methods.render import chat_system
 from core.reply_check import check_reply
 from core.toolkit import make_toolkit
+from scripts.lab.fact_form_probe import history, read_pair, write_rows
 from scripts.lab.fact_temperature_probe import score
 from scripts.lab.window_note_probe import top_sentences
 
@@ -71,11 +70,9 @@ def main() -> None:
     systems = {"as is": chat_system(gen.reply_sentences), "latest": chat_system(gen.reply_sentences) + " " + args.extra}
     rows = []
     for pair in args.pairs:
-        script, records = pair.split("=", 1)
-        replies = {(r["dialogue"], r["turn"]): r["reply"] for r in map(json.loads, open(records, encoding="utf-8"))}
-        dialogues = split_dialogues(read_script(script))
+        script, dialogues, replies = read_pair(pair)
         for d, t, step, kind in questions(script, args.controls):
-            turns = [x for k, s in enumerate(dialogues[d][:t]) for x in (Turn("user", s.user), Turn("assistant", replies.get((d, k), "")))]
+            turns = history(dialogues[d], d, t, replies)
             users = [x.text for x in turns if x.role == "user"]
             said = [x.text for x in turns if x.role == "assistant"]
             note = memory_message("\n".join(f"- {s}" for s in top_sentences(tools.embedder, step.user, users, args.top)))
@@ -94,8 +91,7 @@ def main() -> None:
             mine = [r for r in rows if r["kind"] == kind and r["opening"] == name]
             print(f"{kind}, opening {name}: own text right {sum(r['right_own'] for r in mine)} of {len(mine)}, "
                   f"after the check {sum(r['right'] for r in mine)} of {len(mine)}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    write_rows(rows, args.out)
 
 
 if __name__ == "__main__":
